@@ -1,0 +1,87 @@
+/* ozgemm/ozgemm.h — public C API of ozgemm: FP64 GEMM on INT8 tensor cores (Ozaki-I).
+ *
+ * ozgemmDgemm mirrors cublasDgemm exactly (column-major; A, B, C device pointers; alpha
+ * and beta host pointers), so a preloaded hook can forward cublasDgemm calls unchanged:
+ *
+ *   C = alpha * op(A) * op(B) + beta * C,   op(A) m x k, op(B) k x n, C m x n.
+ *
+ * BLAS semantics: m, n or k == 0 returns at once (k == 0 or alpha == 0: C = beta * C,
+ * A and B not read); beta == 0 means C is not read (NaN in C does not propagate).
+ * Inf/NaN in A or B reach exactly the entries of C that native DGEMM would make
+ * non-finite (docs/numerics.md says how the sign of an Inf is decided).
+ *
+ * Usable from C and C++. Link with the `ozgemm` library.
+ */
+#ifndef OZGEMM_OZGEMM_H
+#define OZGEMM_OZGEMM_H
+
+#include <stddef.h>
+
+#include <cublas_api.h>        /* cublasOperation_t */
+#include <cuda_runtime_api.h> /* cudaStream_t */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  OZGEMM_STATUS_SUCCESS = 0,
+  OZGEMM_STATUS_NOT_INITIALIZED = 1,   /* null or destroyed handle */
+  OZGEMM_STATUS_INVALID_VALUE = 2,     /* bad size, leading dimension, pointer or option */
+  OZGEMM_STATUS_ARCH_MISMATCH = 3,     /* no usable GPU, or the GPU lacks INT8 tensor cores (< sm_75) */
+  OZGEMM_STATUS_ALLOC_FAILED = 4,      /* workspace could not be allocated */
+  OZGEMM_STATUS_INSUFFICIENT_WORKSPACE = 5, /* user workspace smaller than ozgemmGetWorkspaceSize */
+  OZGEMM_STATUS_EXECUTION_FAILED = 6,  /* a kernel or cuBLASLt call failed */
+  OZGEMM_STATUS_NOT_SUPPORTED = 7,     /* valid request this build cannot serve (e.g. a variant not built) */
+  OZGEMM_STATUS_INTERNAL_ERROR = 8
+} ozgemmStatus_t;
+
+typedef enum {
+  OZGEMM_VARIANT_AUTO = 0,            /* planner chooses */
+  OZGEMM_VARIANT_UNFUSED = 1,         /* slice, cuBLASLt INT8 GEMMs, separate epilogue */
+  OZGEMM_VARIANT_PARTIALLY_FUSED = 2, /* diagonal sums in the GEMM kernel, separate epilogue */
+  OZGEMM_VARIANT_FULLY_FUSED = 3,     /* FP64 epilogue inside the GEMM kernel */
+  OZGEMM_VARIANT_NATIVE = 4           /* cuBLAS DGEMM */
+} ozgemmVariant_t;
+
+typedef struct ozgemmContext* ozgemmHandle_t;
+
+/* Default slice count (ozgemmSetSlices(h, 0)). See docs/numerics.md for the accuracy
+ * measured per slice count; 8 slices is the smallest count that matched native FP64's
+ * componentwise error on plain normal inputs at k = 8192 in our measurements. */
+#define OZGEMM_DEFAULT_SLICES 8
+#define OZGEMM_MAX_SLICES 20
+
+ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle);
+ozgemmStatus_t ozgemmDestroy(ozgemmHandle_t handle);
+ozgemmStatus_t ozgemmSetStream(ozgemmHandle_t handle, cudaStream_t stream);
+ozgemmStatus_t ozgemmGetStream(ozgemmHandle_t handle, cudaStream_t* stream);
+/* slices in 1..OZGEMM_MAX_SLICES, or 0 for the library default. */
+ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t handle, int slices);
+ozgemmStatus_t ozgemmGetSlices(ozgemmHandle_t handle, int* slices);
+ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t handle, ozgemmVariant_t variant);
+ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t handle, ozgemmVariant_t* variant);
+
+/* Bytes of device workspace ozgemmDgemm needs for this problem with the handle's settings. */
+ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                      int m, int n, int k, size_t* bytes);
+/* User workspace (device memory, 256-byte aligned). ptr == NULL returns to handle-owned,
+ * growing workspace. The user keeps ownership and must keep it alive while calls run. */
+ozgemmStatus_t ozgemmSetWorkspace(ozgemmHandle_t handle, void* ptr, size_t bytes);
+
+/* Can this handle compute the problem? Same argument checks as ozgemmDgemm, no work. */
+ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                  int m, int n, int k, int lda, int ldb, int ldc);
+
+ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                           int n, int k, const double* alpha, const double* A, int lda, const double* B, int ldb,
+                           const double* beta, double* C, int ldc);
+
+const char* ozgemmGetStatusString(ozgemmStatus_t status);
+const char* ozgemmGetVariantString(ozgemmVariant_t variant);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OZGEMM_OZGEMM_H */

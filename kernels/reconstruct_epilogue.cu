@@ -1,0 +1,82 @@
+// The unfused path's epilogue: exact diagonal sums (int32 planes summed over k-blocks in
+// int64), FP64 reconstruction least significant diagonal first, then alpha/beta — the
+// order of ozgemm/numerics.hpp, so the result equals the host reference bit for bit.
+#include "kernels.hpp"
+#include "ozgemm/numerics.hpp"
+
+namespace ozgemm {
+namespace kernels {
+
+namespace nm = ozgemm::numerics;
+
+namespace {
+
+// Same arithmetic as ref::special_dot (src/host_reference.cpp): IEEE sum, ascending l,
+// of the products with a non-finite factor.
+__device__ double special_dot_device(const OperandView& a, const OperandView& b, int64_t r, int64_t c) {
+  double acc = 0.0;
+  for (int64_t l = 0; l < a.k; ++l) {
+    const double x = a.ptr[r * a.stride_r + l * a.stride_l];
+    const double y = b.ptr[c * b.stride_r + l * b.stride_l];
+    if (!nm::is_finite(x) || !nm::is_finite(y)) acc = nm::add_rn(acc, nm::mul_rn(x, y));
+  }
+  return acc;
+}
+
+__global__ void reconstruct_epilogue_kernel(EpilogueArgs p) {
+  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t c = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;  // local column
+  if (r >= p.m || c >= p.n_cols) return;
+  const int64_t cg = p.col0 + c;
+  double acc = 0.0;
+  if (p.flag_a[r] | p.flag_b[cg]) {
+    acc = special_dot_device(p.a, p.b, r, cg);
+  } else {
+    const int32_t shift_sum = p.shift_a[r] + p.shift_b[cg];
+    const int64_t e = r + c * p.ld_plane;
+    for (int d = p.slices - 1; d >= 0; --d) {
+      int64_t sum = 0;
+      for (int b = 0; b < p.kblocks; ++b) sum += p.planes[(int64_t(d) * p.kblocks + b) * p.plane_elems + e];
+      acc = nm::add_rn(acc, nm::diagonal_to_fp64(sum, d, shift_sum));
+    }
+  }
+  double* out = p.C + r + cg * p.ldc;
+  const bool read_c = p.beta != 0.0;
+  *out = nm::apply_alpha_beta(p.alpha, acc, p.beta, read_c ? *out : 0.0, read_c);
+}
+
+__global__ void scale_c_kernel(int64_t m, int64_t n, double beta, double* C, int64_t ldc) {
+  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t c = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;
+  if (r >= m || c >= n) return;
+  double* x = C + r + c * ldc;
+  *x = beta == 0.0 ? 0.0 : nm::mul_rn(beta, *x);
+}
+
+dim3 grid_2d(int64_t m, int64_t n, dim3 block) {
+  return dim3(static_cast<unsigned>((m + block.x - 1) / block.x), static_cast<unsigned>((n + block.y - 1) / block.y));
+}
+
+}  // namespace
+
+cudaError_t launch_reconstruct_epilogue(const EpilogueArgs& args, cudaStream_t stream) {
+  if (args.m <= 0 || args.n_cols <= 0) return cudaSuccess;
+  const dim3 block(128, 2);
+  const dim3 grid = grid_2d(args.m, args.n_cols, block);
+  if (grid.y > 65535) return cudaErrorInvalidValue;  // the planner keeps chunks far below this
+  reconstruct_epilogue_kernel<<<grid, block, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_scale_c(int64_t m, int64_t n, double beta, double* C, int64_t ldc, cudaStream_t stream) {
+  if (m <= 0 || n <= 0 || beta == 1.0) return cudaSuccess;
+  const dim3 block(128, 2);
+  for (int64_t c0 = 0; c0 < n; c0 += 65535 * 2) {  // grid.y limit
+    const int64_t nc = (n - c0) < 65535 * 2 ? (n - c0) : 65535 * 2;
+    scale_c_kernel<<<grid_2d(m, nc, block), block, 0, stream>>>(m, nc, beta, C + c0 * ldc, ldc);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace kernels
+}  // namespace ozgemm

@@ -1,0 +1,60 @@
+// Slicing of op(A) rows / op(B) columns into int8 digits in the k-blocked layout of
+// src/planner.hpp. Both input layouts are read coalesced through a shared-memory tile.
+#include "kernels.hpp"
+#include "ozgemm/numerics.hpp"
+
+namespace ozgemm {
+namespace kernels {
+
+namespace {
+
+constexpr int kTileR = 32;
+constexpr int kTileL = 64;
+constexpr int kThreads = 256;
+
+__global__ void __launch_bounds__(kThreads) slice_kernel(OperandView v, const int32_t* __restrict__ shift, int s,
+                                                         bool reversed, int64_t rows_pad, int64_t kblock,
+                                                         int64_t k_total, int64_t ld, int8_t* __restrict__ out) {
+  __shared__ double tile[kTileR][kTileL + 1];
+  const int64_t tiles_l = (k_total + kTileL - 1) / kTileL;
+  const int64_t r0 = (int64_t(blockIdx.x) / tiles_l) * kTileR;
+  const int64_t l0 = (int64_t(blockIdx.x) % tiles_l) * kTileL;
+  const bool kcontig = v.stride_l == 1;
+  // Load: consecutive threads take consecutive addresses of whichever index is contiguous.
+  for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
+    const int rr = kcontig ? idx / kTileL : idx % kTileR;
+    const int ll = kcontig ? idx % kTileL : idx / kTileR;
+    const int64_t r = r0 + rr, l = l0 + ll;
+    tile[rr][ll] = (r < v.rows && l < v.k) ? v.ptr[r * v.stride_r + l * v.stride_l] : 0.0;
+  }
+  __syncthreads();
+  // Slice: consecutive threads take consecutive l, so each slice's bytes are written
+  // as 64 contiguous bytes per row of the tile.
+  for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
+    const int rr = idx / kTileL, ll = idx % kTileL;
+    const int64_t r = r0 + rr, l = l0 + ll;
+    if (r >= rows_pad || l >= k_total) continue;
+    const int64_t b = l / kblock, q = l - b * kblock;
+    int8_t* base = out + r * ld + b * (int64_t(s) * kblock) + q;
+    if (reversed)
+      numerics::slice_value(tile[rr][ll], shift[r], s, base + int64_t(s - 1) * kblock, -kblock);
+    else
+      numerics::slice_value(tile[rr][ll], shift[r], s, base, kblock);
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_slice(const OperandView& view, const int32_t* shift, int s, bool reversed, int64_t rows_pad,
+                         int64_t kblock, int64_t kblocks, int64_t ld, int8_t* out, cudaStream_t stream) {
+  const int64_t k_total = kblock * kblocks;
+  if (rows_pad <= 0 || k_total <= 0) return cudaSuccess;
+  const int64_t tiles = ((rows_pad + kTileR - 1) / kTileR) * ((k_total + kTileL - 1) / kTileL);
+  if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+  slice_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, s, reversed, rows_pad, kblock,
+                                                                     k_total, ld, out);
+  return cudaGetLastError();
+}
+
+}  // namespace kernels
+}  // namespace ozgemm

@@ -1,0 +1,119 @@
+// The dispatch layer: maps a Plan to kernel launches and cuBLASLt calls.
+#include <cstdint>
+
+#include "context.hpp"
+#include "kernels.hpp"
+
+namespace ozgemm {
+namespace detail {
+
+namespace {
+
+kernels::OperandView view_of_op_a(const GemmShape& s, const double* A) {
+  // Rows of op(A): N: A(r, l) at r + l*lda; T: A(l, r) at l + r*lda.
+  return s.transa == Op::N ? kernels::OperandView{A, s.m, s.k, 1, s.lda}
+                           : kernels::OperandView{A, s.m, s.k, s.lda, 1};
+}
+kernels::OperandView view_of_op_b(const GemmShape& s, const double* B) {
+  // Columns of op(B): N: B(l, c) at l + c*ldb; T: B(c, l) at c + l*ldb.
+  return s.transb == Op::N ? kernels::OperandView{B, s.n, s.k, s.ldb, 1}
+                           : kernels::OperandView{B, s.n, s.k, 1, s.ldb};
+}
+
+void record(ozgemmContext* ctx, int i) {
+  if (ctx->phase_events) cudaEventRecord(ctx->phase_events[i], ctx->stream);
+}
+
+#define OZ_CUDA_TRY(x)                                                   \
+  do {                                                                   \
+    if ((x) != cudaSuccess) return OZGEMM_STATUS_EXECUTION_FAILED;       \
+  } while (0)
+
+}  // namespace
+
+ozgemmStatus_t run_unfused(ozgemmContext* ctx, const Plan& plan, const GemmShape& shape, double alpha,
+                           const double* A, const double* B, double beta, double* C, void* workspace) {
+  char* ws = static_cast<char*>(workspace);
+  auto* shift_a = reinterpret_cast<int32_t*>(ws + plan.off_shift_a);
+  auto* shift_b = reinterpret_cast<int32_t*>(ws + plan.off_shift_b);
+  auto* flag_a = reinterpret_cast<int32_t*>(ws + plan.off_flag_a);
+  auto* flag_b = reinterpret_cast<int32_t*>(ws + plan.off_flag_b);
+  auto* sl_a = reinterpret_cast<int8_t*>(ws + plan.off_slices_a);
+  auto* sl_b = reinterpret_cast<int8_t*>(ws + plan.off_slices_b);
+  auto* planes = reinterpret_cast<int32_t*>(ws + plan.off_diag);
+  void* lt_ws = ws + plan.off_lt_workspace;
+  const kernels::OperandView va = view_of_op_a(shape, A), vb = view_of_op_b(shape, B);
+  const int s = plan.slices;
+  cudaStream_t st = ctx->stream;
+
+  record(ctx, 0);
+  OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, st));
+  OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, st));
+  record(ctx, 1);
+  OZ_CUDA_TRY(kernels::launch_slice(va, shift_a, s, /*reversed=*/true, plan.m_pad, plan.kblock, plan.kblocks,
+                                    plan.ld_slices, sl_a, st));
+  OZ_CUDA_TRY(kernels::launch_slice(vb, shift_b, s, /*reversed=*/false, plan.n_pad, plan.kblock, plan.kblocks,
+                                    plan.ld_slices, sl_b, st));
+  record(ctx, 2);
+
+  const int64_t plane_elems = plan.m_pad * plan.n_chunk;
+  for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk) {
+    const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);  // multiple of kRowAlign
+    // Products: one GEMM per (diagonal d, k-block b) over the contiguous k-range of length
+    // (d+1)*kblock (layout in src/planner.hpp).
+    for (int d = 0; d < s; ++d)
+      for (int64_t b = 0; b < plan.kblocks; ++b) {
+        const int8_t* a_ptr = sl_a + b * (int64_t(s) * plan.kblock) + int64_t(s - 1 - d) * plan.kblock;
+        const int8_t* b_ptr = sl_b + col0 * plan.ld_slices + b * (int64_t(s) * plan.kblock);
+        int32_t* out = planes + (int64_t(d) * plan.kblocks + b) * plane_elems;
+        const cublasStatus_t cs = ctx->lt.run(static_cast<int>(plan.m_pad), static_cast<int>(ncols),
+                                              static_cast<int>((d + 1) * plan.kblock), a_ptr,
+                                              static_cast<int>(plan.ld_slices), b_ptr,
+                                              static_cast<int>(plan.ld_slices), out, static_cast<int>(plan.m_pad),
+                                              lt_ws, kLtWorkspaceBytes, st, ctx->autotune);
+        if (cs != CUBLAS_STATUS_SUCCESS) return OZGEMM_STATUS_EXECUTION_FAILED;
+      }
+    if (col0 == 0) record(ctx, 3);
+    kernels::EpilogueArgs e;
+    e.planes = planes;
+    e.plane_elems = plane_elems;
+    e.ld_plane = plan.m_pad;
+    e.slices = s;
+    e.kblocks = static_cast<int>(plan.kblocks);
+    e.m = plan.m;
+    e.n_cols = std::min(ncols, plan.n - col0);
+    e.col0 = col0;
+    e.shift_a = shift_a;
+    e.shift_b = shift_b;
+    e.flag_a = flag_a;
+    e.flag_b = flag_b;
+    e.alpha = alpha;
+    e.beta = beta;
+    e.C = C;
+    e.ldc = shape.ldc;
+    e.a = va;
+    e.b = vb;
+    OZ_CUDA_TRY(kernels::launch_reconstruct_epilogue(e, st));
+  }
+  record(ctx, 4);
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t run_native(ozgemmContext* ctx, const GemmShape& s, double alpha, const double* A, const double* B,
+                          double beta, double* C) {
+  if (cublasSetStream(ctx->cublas, ctx->stream) != CUBLAS_STATUS_SUCCESS) return OZGEMM_STATUS_EXECUTION_FAILED;
+  const cublasStatus_t st =
+      cublasDgemm(ctx->cublas, s.transa == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T,
+                  s.transb == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T, static_cast<int>(s.m), static_cast<int>(s.n),
+                  static_cast<int>(s.k), &alpha, A, static_cast<int>(s.lda), B, static_cast<int>(s.ldb), &beta, C,
+                  static_cast<int>(s.ldc));
+  return st == CUBLAS_STATUS_SUCCESS ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_EXECUTION_FAILED;
+}
+
+ozgemmStatus_t run_scale_c(ozgemmContext* ctx, const GemmShape& s, double beta, double* C) {
+  OZ_CUDA_TRY(kernels::launch_scale_c(s.m, s.n, beta, C, s.ldc, ctx->stream));
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+}  // namespace detail
+}  // namespace ozgemm

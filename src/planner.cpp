@@ -1,0 +1,66 @@
+#include "planner.hpp"
+
+#include <algorithm>
+
+#include "ozgemm/numerics.hpp"
+
+namespace ozgemm {
+
+const char* variant_name(Variant v) {
+  switch (v) {
+    case Variant::Auto: return "auto";
+    case Variant::Unfused: return "unfused";
+    case Variant::PartiallyFused: return "partially-fused";
+    case Variant::FullyFused: return "fully-fused";
+    case Variant::Native: return "native";
+  }
+  return "unknown";
+}
+
+namespace {
+int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+}  // namespace
+
+std::string plan_unfused(const GemmShape& shape, int slices, const DeviceDesc& dev, Plan* plan) {
+  const std::string why = check_shape(shape);
+  if (!why.empty()) return why;
+  if (slices < 1 || slices > numerics::kMaxSlices) return "slices must be in 1..20";
+  if (dev.cc_major * 10 + dev.cc_minor < 75) return "INT8 tensor cores need compute capability 7.5 or newer";
+  Plan p;
+  p.variant = Variant::Unfused;
+  p.slices = slices;
+  p.m = shape.m;
+  p.n = shape.n;
+  p.k = shape.k;
+  p.m_pad = round_up(std::max<int64_t>(1, shape.m), kRowAlign);
+  p.n_pad = round_up(std::max<int64_t>(1, shape.n), kRowAlign);
+  // Longest diagonal has `slices` terms; it bounds the k-block for int32 exactness.
+  const int64_t kmax = numerics::int32_exact_k(slices) / kKAlign * kKAlign;
+  const int64_t kpad = round_up(std::max<int64_t>(1, shape.k), kKAlign);
+  p.kblocks = (kpad + kmax - 1) / kmax;
+  // Balance the blocks so padding is at most kKAlign-1 per block.
+  p.kblock = round_up((kpad + p.kblocks - 1) / p.kblocks, kKAlign);
+  p.ld_slices = p.kblocks * slices * p.kblock;
+  // cuBLASLt takes int32 sizes and leading dimensions.
+  const int64_t kmaxgemm = int64_t(slices) * p.kblock;
+  if (p.ld_slices > INT32_MAX || p.m_pad > INT32_MAX || p.n_pad > INT32_MAX || kmaxgemm > INT32_MAX)
+    return "problem too large for 32-bit GEMM dimensions";
+  const int64_t per_col = p.diag_planes() * p.m_pad * int64_t(sizeof(int32_t));
+  p.n_chunk = std::min({p.n_pad, kMaxChunkCols, std::max<int64_t>(kRowAlign, kDiagBufferCap / per_col / 256 * 256)});
+  size_t off = 0;
+  p.off_shift_a = off; off = align256(off + sizeof(int32_t) * p.m_pad);
+  p.off_shift_b = off; off = align256(off + sizeof(int32_t) * p.n_pad);
+  p.off_flag_a = off;  off = align256(off + sizeof(int32_t) * p.m_pad);
+  p.off_flag_b = off;  off = align256(off + sizeof(int32_t) * p.n_pad);
+  p.off_slices_a = off; off = align256(off + size_t(p.m_pad) * size_t(p.ld_slices));
+  p.off_slices_b = off; off = align256(off + size_t(p.n_pad) * size_t(p.ld_slices));
+  p.off_diag = off;     off = align256(off + sizeof(int32_t) * size_t(p.diag_planes()) * size_t(p.m_pad) * size_t(p.n_chunk));
+  p.off_lt_workspace = off; off = align256(off + kLtWorkspaceBytes);
+  p.workspace_bytes = off;
+  (void)dev;
+  *plan = p;
+  return {};
+}
+
+}  // namespace ozgemm

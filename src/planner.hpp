@@ -1,0 +1,66 @@
+// src/planner.hpp — turns a problem into a Plan (plain data). The dispatch layer
+// (src/dispatch.cu) is the only place that maps a Plan to kernels and library calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "ozgemm/problem.hpp"
+
+namespace ozgemm {
+
+enum class Variant : int { Auto = 0, Unfused = 1, PartiallyFused = 2, FullyFused = 3, Native = 4 };
+const char* variant_name(Variant v);
+
+// What the planner knows of the device.
+struct DeviceDesc {
+  int sm_count = 132;
+  int cc_major = 9, cc_minor = 0;
+};
+
+// Unfused plan: operands sliced into padded, k-contiguous int8 buffers; one cuBLASLt
+// INT8 GEMM per (anti-diagonal d, k-block b), each summing the d+1 terms of its diagonal
+// over k-block b in one int32 accumulator; the epilogue sums the k-blocks in int64.
+//
+// Slice layout (both operands; "rows" are rows of op(A) or columns of op(B)):
+//   element (r, l), l = b * kblock + q, slice i  ->  byte offset
+//   r * ld_slices + b * (s * kblock) + pos(i) * kblock + q,   ld_slices = kblocks * s * kblock
+//   pos(i) = s - 1 - i for A (slices reversed), pos(i) = i for B.
+// Then the terms of diagonal d in k-block b are ONE contiguous k-range of length (d+1)*kblock:
+//   A from pos s-1-d (A_d .. A_0) and B from pos 0 (B_0 .. B_d): A_{d-t} pairs with B_t.
+struct Plan {
+  Variant variant = Variant::Unfused;
+  int slices = 8;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t m_pad = 0, n_pad = 0;  // rows padded for the INT8 GEMM (multiple of kRowAlign)
+  int64_t kblock = 0;            // k per block, multiple of kKAlign, zero-padded past k
+  int64_t kblocks = 0;           // number of k-blocks
+  int64_t ld_slices = 0;         // bytes between consecutive rows of a sliced operand
+  // Workspace layout (byte offsets, each 256-aligned).
+  size_t off_shift_a = 0, off_shift_b = 0, off_flag_a = 0, off_flag_b = 0;
+  size_t off_slices_a = 0, off_slices_b = 0, off_diag = 0, off_lt_workspace = 0;
+  size_t workspace_bytes = 0;
+  // The products and the epilogue run over column chunks of n_chunk columns (a multiple of
+  // kRowAlign) so the int32 buffers stay bounded: slices * kblocks planes of
+  // m_pad x n_chunk (column-major, ld m_pad); plane (d, b) at
+  // off_diag + (d * kblocks + b) * m_pad * n_chunk * 4.
+  int64_t n_chunk = 0;
+  int64_t diag_planes() const { return int64_t(slices) * kblocks; }
+};
+
+constexpr int64_t kRowAlign = 16;  // cuBLASLt IMMA: rows and leading dims multiple of 16 bytes
+constexpr int64_t kKAlign = 16;
+// Upper bound on the int32 diagonal buffers of one column chunk (bytes).
+constexpr int64_t kDiagBufferCap = int64_t(3) << 30;
+// Columns per chunk at most (keeps the epilogue grid within CUDA's grid.y limit).
+constexpr int64_t kMaxChunkCols = 65536;
+// Scratch for cuBLASLt's kernels.
+constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
+
+// Plans the unfused path. Returns an empty string, or why the problem cannot be planned.
+// k-blocking: kblock = the largest multiple of kKAlign with slices * kblock products within
+// the int32 exactness bound (numerics::int32_exact_k(slices)), or round_up(k) if smaller.
+std::string plan_unfused(const GemmShape& shape, int slices, const DeviceDesc& dev, Plan* plan);
+
+}  // namespace ozgemm

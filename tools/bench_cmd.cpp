@@ -1,0 +1,340 @@
+// tools/bench_cmd.cpp — the GPU parts of the CLI: `ozgemm bench` and the GPU path of `ozgemm run`.
+//
+// Method (docs/benchmarking.md): CUDA events around each run on one stream, warm-up runs
+// first (they also fill cuBLASLt's per-shape algorithm cache), then `iters` timed runs and
+// their median. Inputs rotate over several buffer sets whose total exceeds 3x the L2 cache,
+// so no run finds its operands in L2. Native cuBLAS DGEMM is timed the same way in the same
+// process on the same buffers. TFLOPS = 2 m n k / time. Errors of both against the
+// double-double reference on sampled entries.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <thread>
+
+#include "cli.hpp"
+#include "ozgemm/ozgemm.hpp"
+
+namespace ozgemm {
+namespace cli {
+
+namespace {
+
+#define BENCH_CUDA(x)                                                                             \
+  do {                                                                                            \
+    cudaError_t e_ = (x);                                                                         \
+    if (e_ != cudaSuccess) throw std::runtime_error(std::string(#x) + ": " + cudaGetErrorString(e_)); \
+  } while (0)
+
+struct DeviceBuffer {
+  double* p = nullptr;
+  explicit DeviceBuffer(size_t n) { BENCH_CUDA(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(double))); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// Like make_problem, but fills column blocks in parallel (each block its own generator
+// seeded from (seed, matrix, block)), so 16384^2 inputs take seconds, not minutes.
+HostProblem make_problem_parallel(const CliOptions& o, const Sizes& s, double phi, uint64_t seed) {
+  HostProblem p;
+  p.transa = o.transa;
+  p.transb = o.transb;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.alpha = o.alpha;
+  p.beta = o.beta;
+  p.phi = phi;
+  p.seed = seed;
+  const int64_t a_rows = o.transa == Op::N ? s.m : s.k, a_cols = o.transa == Op::N ? s.k : s.m;
+  const int64_t b_rows = o.transb == Op::N ? s.k : s.n, b_cols = o.transb == Op::N ? s.n : s.k;
+  p.lda = std::max<int64_t>(1, a_rows);
+  p.ldb = std::max<int64_t>(1, b_rows);
+  p.ldc = std::max<int64_t>(1, s.m);
+  auto fill = [&](std::vector<double>& v, int64_t rows, int64_t cols, int64_t ld, uint64_t which) {
+    v.assign(static_cast<size_t>(std::max<int64_t>(1, ld * cols)), 0.0);
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    const int64_t per = (cols + threads - 1) / threads;
+    for (unsigned t = 0; t < threads; ++t) {
+      const int64_t c0 = t * per, c1 = std::min(cols, c0 + per);
+      if (c0 >= c1) continue;
+      pool.emplace_back([&, c0, c1, t] {
+        std::mt19937_64 rng(seed * 1000003u + which * 7919u + t);
+        ref::fill_phi(v.data() + c0 * ld, rows, c1 - c0, ld, phi, rng);
+      });
+    }
+    for (auto& th : pool) th.join();
+  };
+  fill(p.A, a_rows, a_cols, p.lda, 1);
+  fill(p.B, b_rows, b_cols, p.ldb, 2);
+  if (o.beta != 0.0)
+    fill(p.C0, s.m, s.n, p.ldc, 3);
+  else
+    p.C0.assign(static_cast<size_t>(std::max<int64_t>(1, p.ldc * s.n)), 0.0);
+  return p;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+struct Measured {
+  double ms = 0;                  // median end to end
+  double phase_ms[4] = {0, 0, 0, 0};  // max-reduce, slicing, products, epilogue (emulated only)
+  bool phases = false;
+  ref::ErrorMetrics err;
+  int runs = 0;
+};
+
+// Buffer sets on the device: A, B, C per set; `sets` chosen so they exceed 3x L2.
+struct Sets {
+  std::vector<std::unique_ptr<DeviceBuffer>> A, B, C;
+  int count = 0;
+};
+
+Sets make_sets(const HostProblem& p, int l2_bytes) {
+  const size_t na = p.A.size(), nb = p.B.size(), nc = p.C0.size();
+  const double set_bytes = double(na + nb + nc) * 8.0;
+  int count = static_cast<int>(std::ceil(3.0 * l2_bytes / set_bytes));
+  count = std::max(1, std::min(count, 16));
+  Sets s;
+  s.count = count;
+  for (int i = 0; i < count; ++i) {
+    s.A.emplace_back(new DeviceBuffer(na));
+    s.B.emplace_back(new DeviceBuffer(nb));
+    s.C.emplace_back(new DeviceBuffer(nc));
+    // The same data in every set: the timed work is identical, only its addresses rotate.
+    BENCH_CUDA(cudaMemcpy(s.A.back()->p, p.A.data(), na * 8, cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemcpy(s.B.back()->p, p.B.data(), nb * 8, cudaMemcpyHostToDevice));
+  }
+  return s;
+}
+
+// Times `gemm(set)` (which enqueues one GEMM on `stream`): `warmup` untimed runs, then
+// `iters` runs each between two events. C is reset from C0 before each run (not timed)
+// when beta != 0 so every run computes the same thing.
+template <class Gemm>
+std::vector<double> time_runs(const HostProblem& p, Sets& sets, cudaStream_t stream, int warmup, int iters,
+                              Gemm gemm) {
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  std::vector<double> out;
+  for (int it = 0; it < warmup + iters; ++it) {
+    const int set = it % sets.count;
+    if (p.beta != 0.0)
+      BENCH_CUDA(cudaMemcpyAsync(sets.C[set]->p, p.C0.data(), p.C0.size() * 8, cudaMemcpyHostToDevice, stream));
+    BENCH_CUDA(cudaEventRecord(e0, stream));
+    gemm(set);
+    BENCH_CUDA(cudaEventRecord(e1, stream));
+    BENCH_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    if (it >= warmup) out.push_back(ms);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return out;
+}
+
+struct BenchResult {
+  Sizes sizes;
+  int slices = 0;
+  std::string variant;
+  Measured emu, native;
+  std::string device;
+  int sets = 0;
+};
+
+BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters, bool want_phases) {
+  if (sz.m > INT32_MAX || sz.n > INT32_MAX || sz.k > INT32_MAX) throw UsageError("sizes must fit in int32");
+  BenchResult r;
+  r.sizes = sz;
+  r.device = gpu_description();
+  const HostProblem p = make_problem_parallel(o, sz, phi, o.seed);
+  cudaDeviceProp prop;
+  int dev = 0;
+  BENCH_CUDA(cudaGetDevice(&dev));
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+  Sets sets = make_sets(p, prop.l2CacheSize);
+  r.sets = sets.count;
+  cudaStream_t stream;
+  BENCH_CUDA(cudaStreamCreate(&stream));
+
+  Handle h;
+  h.set_stream(stream);
+  h.set_slices(o.slices > 0 ? o.slices : kDefaultSlices);
+  h.set_variant(static_cast<ozgemmVariant_t>(o.variant));
+  r.slices = h.slices();
+  ozgemmVariant_t v;
+  ozgemmGetVariant(h.get(), &v);
+  r.variant = ozgemmGetVariantString(v);
+  const int m = int(sz.m), n = int(sz.n), k = int(sz.k);
+  const int lda = int(p.lda), ldb = int(p.ldb), ldc = int(p.ldc);
+  const double alpha = p.alpha, beta = p.beta;
+  auto emu = [&](int set) {
+    check(ozgemmDgemm(h.get(), to_cublas(p.transa), to_cublas(p.transb), m, n, k, &alpha, sets.A[set]->p, lda,
+                      sets.B[set]->p, ldb, &beta, sets.C[set]->p, ldc),
+          "ozgemmDgemm");
+  };
+  cublasHandle_t cb;
+  if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+  cublasSetStream(cb, stream);
+  auto native = [&](int set) {
+    if (cublasDgemm(cb, to_cublas(p.transa), to_cublas(p.transb), m, n, k, &alpha, sets.A[set]->p, lda,
+                    sets.B[set]->p, ldb, &beta, sets.C[set]->p, ldc) != CUBLAS_STATUS_SUCCESS)
+      throw std::runtime_error("cublasDgemm failed");
+  };
+  const int warmup = 2;
+  auto sample = sample_entries(sz.m, sz.n, kErrorSamples, o.seed + 17);
+  std::vector<double> C(p.C0.size());
+  auto errors_of_set0 = [&](auto&& gemm) {
+    // Poison C, run once on set 0, check sampled entries.
+    if (p.beta != 0.0)
+      BENCH_CUDA(cudaMemcpy(sets.C[0]->p, p.C0.data(), p.C0.size() * 8, cudaMemcpyHostToDevice));
+    else
+      BENCH_CUDA(cudaMemset(sets.C[0]->p, 0xff, p.C0.size() * 8));  // NaN pattern
+    gemm(0);
+    BENCH_CUDA(cudaStreamSynchronize(stream));
+    BENCH_CUDA(cudaMemcpy(C.data(), sets.C[0]->p, C.size() * 8, cudaMemcpyDeviceToHost));
+    return sampled_errors(p, C.data(), p.ldc, sample);
+  };
+
+  r.emu.runs = iters;
+  r.emu.ms = median(time_runs(p, sets, stream, warmup, iters, emu));
+  r.emu.err = errors_of_set0(emu);
+  if (want_phases && v != OZGEMM_VARIANT_NATIVE) {
+    cudaEvent_t ev[5];
+    for (auto& e : ev) BENCH_CUDA(cudaEventCreate(&e));
+    set_phase_events(h, ev);
+    std::vector<double> ph[4];
+    for (int it = 0; it < iters; ++it) {
+      emu(it % sets.count);
+      BENCH_CUDA(cudaEventSynchronize(ev[4]));
+      for (int i = 0; i < 4; ++i) {
+        float ms = 0;
+        BENCH_CUDA(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+        ph[i].push_back(ms);
+      }
+    }
+    set_phase_events(h, nullptr);
+    for (auto& e : ev) cudaEventDestroy(e);
+    for (int i = 0; i < 4; ++i) r.emu.phase_ms[i] = median(ph[i]);
+    r.emu.phases = true;
+  }
+  r.native.runs = iters;
+  r.native.ms = median(time_runs(p, sets, stream, warmup, iters, native));
+  r.native.err = errors_of_set0(native);
+  cublasDestroy(cb);
+  h.set_stream(nullptr);
+  BENCH_CUDA(cudaStreamSynchronize(stream));
+  cudaStreamDestroy(stream);
+  return r;
+}
+
+double tflops(const Sizes& s, double ms) { return 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e9); }
+
+std::string today() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+void print_result(const CliOptions& o, const BenchResult& r, const char* title) {
+  const double products = r.slices * (r.slices + 1) / 2.0;
+  if (o.json) {
+    Json j;
+    j.begin_object();
+    j.field("command", std::string(title));
+    j.field("device", r.device);
+    j.field("date", today());
+    if (const char* c = std::getenv("OZGEMM_COMMIT")) j.field("commit", std::string(c));
+    json_problem_fields(j, r.sizes, o);
+    j.field("phi", o.phi.empty() ? 0.5 : o.phi[0]);
+    j.field("slices", r.slices);
+    j.field("variant", r.variant);
+    j.field("iters", r.emu.runs);
+    j.field("buffer_sets", r.sets);
+    j.key("ozgemm").begin_object();
+    j.field("ms", r.emu.ms).field("tflops", tflops(r.sizes, r.emu.ms));
+    if (r.emu.phases) {
+      j.field("max_reduce_ms", r.emu.phase_ms[0]).field("slicing_ms", r.emu.phase_ms[1]);
+      j.field("products_ms", r.emu.phase_ms[2]).field("epilogue_ms", r.emu.phase_ms[3]);
+      j.field("products_int8_tops", 2.0 * r.sizes.m * r.sizes.n * r.sizes.k * products / (r.emu.phase_ms[2] * 1e9));
+    }
+    json_error_fields(j, r.emu.err);
+    j.end_object();
+    j.key("native_dgemm").begin_object();
+    j.field("ms", r.native.ms).field("tflops", tflops(r.sizes, r.native.ms));
+    json_error_fields(j, r.native.err);
+    j.end_object();
+    j.field("speedup_vs_native", r.native.ms / r.emu.ms);
+    j.end_object();
+    std::cout << j.str() << "\n";
+    return;
+  }
+  std::cout << "ozgemm " << title << " on " << r.device << ": " << sizes_text(r.sizes) << ", " << r.slices
+            << " slices, variant " << r.variant << ", median of " << r.emu.runs << " runs (" << r.sets
+            << " rotating buffer sets)\n";
+  TextTable t({"path", "time ms", "TFLOPS", "normwise", "componentwise", "elementwise"});
+  t.add_row({"ozgemm (" + r.variant + ", " + std::to_string(r.slices) + " slices)", fmt_fixed(r.emu.ms, 3),
+             fmt_fixed(tflops(r.sizes, r.emu.ms), 2), fmt_sci(r.emu.err.normwise), fmt_sci(r.emu.err.componentwise),
+             fmt_sci(r.emu.err.elementwise)});
+  t.add_row({"native cuBLAS DGEMM", fmt_fixed(r.native.ms, 3), fmt_fixed(tflops(r.sizes, r.native.ms), 2),
+             fmt_sci(r.native.err.normwise), fmt_sci(r.native.err.componentwise),
+             fmt_sci(r.native.err.elementwise)});
+  t.print(std::cout);
+  std::cout << "  errors: " << kErrorSamples << " sampled entries vs double-double reference; speedup vs native "
+            << fmt_fixed(r.native.ms / r.emu.ms, 2) << "x\n";
+  if (r.emu.phases) {
+    const double total = r.emu.phase_ms[0] + r.emu.phase_ms[1] + r.emu.phase_ms[2] + r.emu.phase_ms[3];
+    TextTable ph({"phase", "ms", "share"});
+    const char* names[4] = {"max-reduce", "slicing", "products (INT8 GEMMs)", "epilogue"};
+    for (int i = 0; i < 4; ++i)
+      ph.add_row({names[i], fmt_fixed(r.emu.phase_ms[i], 3), fmt_fixed(100.0 * r.emu.phase_ms[i] / total, 1) + "%"});
+    ph.print(std::cout);
+    std::cout << "  products phase: "
+              << fmt_fixed(2.0 * r.sizes.m * r.sizes.n * r.sizes.k * products / (r.emu.phase_ms[2] * 1e9), 0)
+              << " effective INT8 TOPS (" << int(products) << " products of 2mnk)\n";
+  }
+}
+
+}  // namespace
+
+int cmd_bench(const CliOptions& o) {
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::cerr << "ozgemm: error: bench needs a GPU (" << why << ")\n";
+    return kExitFailure;
+  }
+  const Sizes sz = resolve_sizes(o, kDefaultSizeGpu);
+  const int iters = o.iters > 0 ? o.iters : 20;
+  CliOptions oo = o;
+  if (!o.variant_given) oo.variant = CliVariant::Unfused;
+  const BenchResult r = measure(oo, sz, o.phi.empty() ? 0.5 : o.phi[0], iters, true);
+  print_result(oo, r, "bench");
+  return kExitOk;
+}
+
+int run_on_gpu(const CliOptions& o) {
+  const Sizes sz = resolve_sizes(o, kDefaultSizeGpu);
+  const int iters = o.iters > 0 ? o.iters : 5;
+  const BenchResult r = measure(o, sz, o.phi.empty() ? 0.5 : o.phi[0], iters, false);
+  print_result(o, r, "run");
+  return kExitOk;
+}
+
+}  // namespace cli
+}  // namespace ozgemm
