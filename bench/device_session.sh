@@ -16,6 +16,14 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; t
     --gtest_filter='*TransposesLeading*:*Special*:*UserWorkspace*:*AlphaZero*' --gtest_brief=1 > "$OUT/memcheck.log" 2>&1
   echo "memcheck exit $?"; tail -4 "$OUT/memcheck.log"
 fi
+if [ -n "${ACCURACY_RUNS:-}" ]; then
+  echo "== accuracy on the GPU (sampled entries): phi x slices at 8192^3"
+  for phi in -1 0.5 2 4; do for s in 6 7 8 9; do
+    f="$OUT/acc_phi${phi}_s${s}.json"
+    "$BIN/ozgemm" bench --m 8192 --n 8192 --k 8192 --slices $s --phi $phi --iters 1 --json > "$f" 2>&1
+    python3 -c "import json;r=json.load(open('$f'));print('phi',r['phi'],'s',r['slices'],'comperr %.2e native %.2e'%(r['ozgemm']['componentwise'],r['native_dgemm']['componentwise']))"
+  done; done
+fi
 echo "== bench"
 for shape in ${SHAPES:-"1024 1024 1024" "2048 2048 2048" "4096 4096 4096" "8192 8192 8192" "16384 16384 16384" "32768 256 4096"}; do
   set -- $shape

@@ -31,13 +31,14 @@ cudaError_t launch_slice(const OperandView& view, const int32_t* shift, int s, b
                          int64_t kblock, int64_t kblocks, int64_t ld, int8_t* out, cudaStream_t stream);
 
 struct EpilogueArgs {
-  // int32 planes: plane(d, b)[r + c * ld_plane], d < slices, b < kblocks; c local to the chunk.
+  // int32 planes: plane(d, b)[r + c * ld_plane], d < slices, b < kblocks; r, c local to the chunk.
   const int32_t* planes;
   int64_t plane_elems;  // elements per plane
   int64_t ld_plane;
   int slices, kblocks;
-  int64_t m, n_cols, col0;  // this chunk covers columns col0 .. col0 + n_cols - 1 of C
-  const int32_t *shift_a, *shift_b, *flag_a, *flag_b;  // shift_b / flag_b indexed by global column
+  // This chunk covers rows row0 .. row0 + m_rows - 1 and columns col0 .. col0 + n_cols - 1 of C.
+  int64_t row0, m_rows, col0, n_cols;
+  const int32_t *shift_a, *shift_b, *flag_a, *flag_b;  // indexed by global row / column
   double alpha, beta;
   double* C;
   int64_t ldc;

@@ -9,7 +9,8 @@ namespace nm = ozgemm::numerics;
 
 namespace {
 
-constexpr int kWarps = 8;
+constexpr int kWarps = 8;       // rows per block in the k-contiguous kernel
+constexpr int kSplitL = 32;     // l-splits per row in the other kernel (block 32 x kSplitL)
 
 // k-contiguous rows (stride_l == 1): one warp per row, lanes stride over l.
 __global__ void row_shifts_kcontig_kernel(OperandView v, int64_t rows_pad, int32_t* shift, int32_t* flag) {
@@ -38,13 +39,14 @@ __global__ void row_shifts_kcontig_kernel(OperandView v, int64_t rows_pad, int32
 // Other layouts (row-contiguous when stride_r == 1): threadIdx.x picks the row, so a warp
 // reads 32 consecutive doubles when stride_r == 1; threadIdx.y splits l.
 __global__ void row_shifts_rcontig_kernel(OperandView v, int64_t rows_pad, int32_t* shift, int32_t* flag) {
-  __shared__ double smax[kWarps][32];
-  __shared__ int sbad[kWarps][32];
+  __shared__ double smax[kSplitL][33];
+  __shared__ int sbad[kSplitL][33];
   const int64_t r = int64_t(blockIdx.x) * 32 + threadIdx.x;
   double mx = 0.0;
   int bad = 0;
   if (r < v.rows) {
-    for (int64_t l = threadIdx.y; l < v.k; l += kWarps) {
+#pragma unroll 4
+    for (int64_t l = threadIdx.y; l < v.k; l += kSplitL) {
       const double x = v.ptr[r * v.stride_r + l * v.stride_l];
       if (nm::is_finite(x)) mx = fmax(mx, fabs(x)); else bad = 1;
     }
@@ -53,7 +55,7 @@ __global__ void row_shifts_rcontig_kernel(OperandView v, int64_t rows_pad, int32
   sbad[threadIdx.y][threadIdx.x] = bad;
   __syncthreads();
   if (threadIdx.y == 0 && r < rows_pad) {
-    for (int w = 1; w < kWarps; ++w) {
+    for (int w = 1; w < kSplitL; ++w) {
       mx = fmax(mx, smax[w][threadIdx.x]);
       bad |= sbad[w][threadIdx.x];
     }
@@ -72,7 +74,7 @@ cudaError_t launch_row_shifts(const OperandView& view, int64_t rows_pad, int32_t
     row_shifts_kcontig_kernel<<<grid, 32 * kWarps, 0, stream>>>(view, rows_pad, shift, flag);
   } else {
     const dim3 grid(static_cast<unsigned>((rows_pad + 31) / 32));
-    row_shifts_rcontig_kernel<<<grid, dim3(32, kWarps), 0, stream>>>(view, rows_pad, shift, flag);
+    row_shifts_rcontig_kernel<<<grid, dim3(32, kSplitL), 0, stream>>>(view, rows_pad, shift, flag);
   }
   return cudaGetLastError();
 }

@@ -1,6 +1,9 @@
 // The unfused path's epilogue: exact diagonal sums (int32 planes summed over k-blocks in
 // int64), FP64 reconstruction least significant diagonal first, then alpha/beta — the
 // order of ozgemm/numerics.hpp, so the result equals the host reference bit for bit.
+#include <array>
+#include <utility>
+
 #include "kernels.hpp"
 #include "ozgemm/numerics.hpp"
 
@@ -23,27 +26,41 @@ __device__ double special_dot_device(const OperandView& a, const OperandView& b,
   return acc;
 }
 
-__global__ void reconstruct_epilogue_kernel(EpilogueArgs p) {
-  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+// One thread per entry of C. S is the slice count: the S diagonal loads are unrolled so
+// they are all in flight before the FP64 chain (which must run d = S-1 .. 0) starts.
+template <int S>
+__global__ void __launch_bounds__(256) reconstruct_epilogue_kernel(EpilogueArgs p) {
+  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // local row
   const int64_t c = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;  // local column
-  if (r >= p.m || c >= p.n_cols) return;
-  const int64_t cg = p.col0 + c;
+  if (r >= p.m_rows || c >= p.n_cols) return;
+  const int64_t rg = p.row0 + r, cg = p.col0 + c;
   double acc = 0.0;
-  if (p.flag_a[r] | p.flag_b[cg]) {
-    acc = special_dot_device(p.a, p.b, r, cg);
+  if (p.flag_a[rg] | p.flag_b[cg]) {
+    acc = special_dot_device(p.a, p.b, rg, cg);
   } else {
-    const int32_t shift_sum = p.shift_a[r] + p.shift_b[cg];
-    const int64_t e = r + c * p.ld_plane;
-    for (int d = p.slices - 1; d >= 0; --d) {
-      int64_t sum = 0;
-      for (int b = 0; b < p.kblocks; ++b) sum += p.planes[(int64_t(d) * p.kblocks + b) * p.plane_elems + e];
-      acc = nm::add_rn(acc, nm::diagonal_to_fp64(sum, d, shift_sum));
+    const int32_t shift_sum = p.shift_a[rg] + p.shift_b[cg];
+    const int32_t* base = p.planes + (r + c * p.ld_plane);
+    int64_t sums[S];
+#pragma unroll
+    for (int d = 0; d < S; ++d) sums[d] = __ldcs(base + int64_t(d) * p.kblocks * p.plane_elems);
+    for (int b = 1; b < p.kblocks; ++b) {
+#pragma unroll
+      for (int d = 0; d < S; ++d) sums[d] += __ldcs(base + (int64_t(d) * p.kblocks + b) * p.plane_elems);
     }
+    acc = nm::reconstruct_diagonals(S, shift_sum, [&](int d) { return sums[d]; });
   }
-  double* out = p.C + r + cg * p.ldc;
+  double* out = p.C + rg + cg * p.ldc;
   const bool read_c = p.beta != 0.0;
   *out = nm::apply_alpha_beta(p.alpha, acc, p.beta, read_c ? *out : 0.0, read_c);
 }
+
+using EpilogueKernel = void (*)(EpilogueArgs);
+template <int... S>
+constexpr std::array<EpilogueKernel, sizeof...(S)> epilogue_table(std::integer_sequence<int, S...>) {
+  return {&reconstruct_epilogue_kernel<S + 1>...};
+}
+// epilogue_kernels[s - 1] handles s slices, s = 1 .. kMaxSlices.
+constexpr auto epilogue_kernels = epilogue_table(std::make_integer_sequence<int, nm::kMaxSlices>{});
 
 __global__ void scale_c_kernel(int64_t m, int64_t n, double beta, double* C, int64_t ldc) {
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -60,11 +77,12 @@ dim3 grid_2d(int64_t m, int64_t n, dim3 block) {
 }  // namespace
 
 cudaError_t launch_reconstruct_epilogue(const EpilogueArgs& args, cudaStream_t stream) {
-  if (args.m <= 0 || args.n_cols <= 0) return cudaSuccess;
+  if (args.m_rows <= 0 || args.n_cols <= 0) return cudaSuccess;
   const dim3 block(128, 2);
-  const dim3 grid = grid_2d(args.m, args.n_cols, block);
+  const dim3 grid = grid_2d(args.m_rows, args.n_cols, block);
   if (grid.y > 65535) return cudaErrorInvalidValue;  // the planner keeps chunks far below this
-  reconstruct_epilogue_kernel<<<grid, block, 0, stream>>>(args);
+  if (args.slices < 1 || args.slices > nm::kMaxSlices) return cudaErrorInvalidValue;
+  epilogue_kernels[args.slices - 1]<<<grid, block, 0, stream>>>(args);
   return cudaGetLastError();
 }
 

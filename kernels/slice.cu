@@ -1,5 +1,8 @@
 // Slicing of op(A) rows / op(B) columns into int8 digits in the k-blocked layout of
 // src/planner.hpp. Both input layouts are read coalesced through a shared-memory tile.
+#include <array>
+#include <utility>
+
 #include "kernels.hpp"
 #include "ozgemm/numerics.hpp"
 
@@ -12,9 +15,12 @@ constexpr int kTileR = 32;
 constexpr int kTileL = 64;
 constexpr int kThreads = 256;
 
-__global__ void __launch_bounds__(kThreads) slice_kernel(OperandView v, const int32_t* __restrict__ shift, int s,
+// S: the slice count, a template parameter so slice_value's digit loop unrolls.
+template <int S>
+__global__ void __launch_bounds__(kThreads) slice_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                          bool reversed, int64_t rows_pad, int64_t kblock,
                                                          int64_t k_total, int64_t ld, int8_t* __restrict__ out) {
+  constexpr int s = S;
   __shared__ double tile[kTileR][kTileL + 1];
   const int64_t tiles_l = (k_total + kTileL - 1) / kTileL;
   const int64_t r0 = (int64_t(blockIdx.x) / tiles_l) * kTileR;
@@ -43,6 +49,13 @@ __global__ void __launch_bounds__(kThreads) slice_kernel(OperandView v, const in
   }
 }
 
+using SliceKernel = void (*)(OperandView, const int32_t*, bool, int64_t, int64_t, int64_t, int64_t, int8_t*);
+template <int... S>
+constexpr std::array<SliceKernel, sizeof...(S)> slice_table(std::integer_sequence<int, S...>) {
+  return {&slice_kernel<S + 1>...};
+}
+constexpr auto slice_kernels = slice_table(std::make_integer_sequence<int, numerics::kMaxSlices>{});
+
 }  // namespace
 
 cudaError_t launch_slice(const OperandView& view, const int32_t* shift, int s, bool reversed, int64_t rows_pad,
@@ -51,8 +64,9 @@ cudaError_t launch_slice(const OperandView& view, const int32_t* shift, int s, b
   if (rows_pad <= 0 || k_total <= 0) return cudaSuccess;
   const int64_t tiles = ((rows_pad + kTileR - 1) / kTileR) * ((k_total + kTileL - 1) / kTileL);
   if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
-  slice_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, s, reversed, rows_pad, kblock,
-                                                                     k_total, ld, out);
+  if (s < 1 || s > numerics::kMaxSlices) return cudaErrorInvalidValue;
+  slice_kernels[s - 1]<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, reversed, rows_pad,
+                                                                             kblock, k_total, ld, out);
   return cudaGetLastError();
 }
 

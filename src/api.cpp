@@ -96,6 +96,8 @@ ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle) {
   h->dev.sm_count = prop.multiProcessorCount;
   h->dev.cc_major = prop.major;
   h->dev.cc_minor = prop.minor;
+  h->dev.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+  h->real_memory_bytes = h->dev.memory_bytes;
   if (prop.major * 10 + prop.minor < 75 || ozgemm::kernels::check_kernel_image() != cudaSuccess) {
     cudaGetLastError();
     delete h;
@@ -286,6 +288,12 @@ std::string gpu_description() {
 }
 
 void set_phase_events(Handle& h, cudaEvent_t* events) { h.get()->phase_events = events; }
+
+namespace detail {
+void set_planning_memory(ozgemmHandle_t h, int64_t bytes) {
+  h->dev.memory_bytes = bytes > 0 ? bytes : h->real_memory_bytes;
+}
+}  // namespace detail
 
 void dgemm_host_buffers(Handle& h, Op ta, Op tb, int m, int n, int k, double alpha, const double* A, int lda,
                         const double* B, int ldb, double beta, double* C, int ldc) {

@@ -13,6 +13,7 @@
 struct ozgemmContext {
   int device = 0;
   ozgemm::DeviceDesc dev;
+  int64_t real_memory_bytes = 0;
   cudaStream_t stream = nullptr;
   int slices = 0;  // 0: library default
   ozgemmVariant_t variant = OZGEMM_VARIANT_AUTO;
@@ -37,5 +38,8 @@ ozgemmStatus_t run_unfused(ozgemmContext* ctx, const Plan& plan, const GemmShape
 ozgemmStatus_t run_native(ozgemmContext* ctx, const GemmShape& shape, double alpha, const double* A,
                           const double* B, double beta, double* C);
 ozgemmStatus_t run_scale_c(ozgemmContext* ctx, const GemmShape& shape, double beta, double* C);
+// Test hook: the device memory the planner assumes (it sizes the diagonal-buffer chunks),
+// so GPU tests can force row and column chunking on small problems. 0 restores the real size.
+void set_planning_memory(ozgemmHandle_t h, int64_t bytes);
 }  // namespace detail
 }  // namespace ozgemm

@@ -56,45 +56,50 @@ ozgemmStatus_t run_unfused(ozgemmContext* ctx, const Plan& plan, const GemmShape
                                     plan.ld_slices, sl_b, st));
   record(ctx, 2);
 
-  const int64_t plane_elems = plan.m_pad * plan.n_chunk;
-  for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk) {
-    const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);  // multiple of kRowAlign
-    // Products: one GEMM per (diagonal d, k-block b) over the contiguous k-range of length
-    // (d+1)*kblock (layout in src/planner.hpp).
-    for (int d = 0; d < s; ++d)
-      for (int64_t b = 0; b < plan.kblocks; ++b) {
-        const int8_t* a_ptr = sl_a + b * (int64_t(s) * plan.kblock) + int64_t(s - 1 - d) * plan.kblock;
-        const int8_t* b_ptr = sl_b + col0 * plan.ld_slices + b * (int64_t(s) * plan.kblock);
-        int32_t* out = planes + (int64_t(d) * plan.kblocks + b) * plane_elems;
-        const cublasStatus_t cs = ctx->lt.run(static_cast<int>(plan.m_pad), static_cast<int>(ncols),
-                                              static_cast<int>((d + 1) * plan.kblock), a_ptr,
-                                              static_cast<int>(plan.ld_slices), b_ptr,
-                                              static_cast<int>(plan.ld_slices), out, static_cast<int>(plan.m_pad),
-                                              lt_ws, kLtWorkspaceBytes, st, ctx->autotune);
-        if (cs != CUBLAS_STATUS_SUCCESS) return OZGEMM_STATUS_EXECUTION_FAILED;
-      }
-    if (col0 == 0) record(ctx, 3);
-    kernels::EpilogueArgs e;
-    e.planes = planes;
-    e.plane_elems = plane_elems;
-    e.ld_plane = plan.m_pad;
-    e.slices = s;
-    e.kblocks = static_cast<int>(plan.kblocks);
-    e.m = plan.m;
-    e.n_cols = std::min(ncols, plan.n - col0);
-    e.col0 = col0;
-    e.shift_a = shift_a;
-    e.shift_b = shift_b;
-    e.flag_a = flag_a;
-    e.flag_b = flag_b;
-    e.alpha = alpha;
-    e.beta = beta;
-    e.C = C;
-    e.ldc = shape.ldc;
-    e.a = va;
-    e.b = vb;
-    OZ_CUDA_TRY(kernels::launch_reconstruct_epilogue(e, st));
-  }
+  const int64_t plane_elems = plan.m_chunk * plan.n_chunk;
+  bool first = true;
+  for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk)
+    for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
+      const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);  // multiples of kRowAlign
+      const int64_t nrows = std::min(plan.m_chunk, plan.m_pad - row0);
+      // Products: one GEMM per (diagonal d, k-block b) over the contiguous k-range of length
+      // (d+1)*kblock (layout in src/planner.hpp).
+      for (int d = 0; d < s; ++d)
+        for (int64_t b = 0; b < plan.kblocks; ++b) {
+          const int64_t kofs = b * (int64_t(s) * plan.kblock);
+          const int8_t* a_ptr = sl_a + row0 * plan.ld_slices + kofs + int64_t(s - 1 - d) * plan.kblock;
+          const int8_t* b_ptr = sl_b + col0 * plan.ld_slices + kofs;
+          int32_t* out = planes + (int64_t(d) * plan.kblocks + b) * plane_elems;
+          const cublasStatus_t cs =
+              ctx->lt.run(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>((d + 1) * plan.kblock),
+                          a_ptr, static_cast<int>(plan.ld_slices), b_ptr, static_cast<int>(plan.ld_slices), out,
+                          static_cast<int>(plan.m_chunk), lt_ws, kLtWorkspaceBytes, st, ctx->autotune);
+          if (cs != CUBLAS_STATUS_SUCCESS) return OZGEMM_STATUS_EXECUTION_FAILED;
+        }
+      if (first) record(ctx, 3);  // exact phase split only for single-chunk plans
+      first = false;
+      kernels::EpilogueArgs e;
+      e.planes = planes;
+      e.plane_elems = plane_elems;
+      e.ld_plane = plan.m_chunk;
+      e.slices = s;
+      e.kblocks = static_cast<int>(plan.kblocks);
+      e.row0 = row0;
+      e.m_rows = std::min(nrows, plan.m - row0);
+      e.col0 = col0;
+      e.n_cols = std::min(ncols, plan.n - col0);
+      e.shift_a = shift_a;
+      e.shift_b = shift_b;
+      e.flag_a = flag_a;
+      e.flag_b = flag_b;
+      e.alpha = alpha;
+      e.beta = beta;
+      e.C = C;
+      e.ldc = shape.ldc;
+      e.a = va;
+      e.b = vb;
+      OZ_CUDA_TRY(kernels::launch_reconstruct_epilogue(e, st));
+    }
   record(ctx, 4);
   return OZGEMM_STATUS_SUCCESS;
 }

@@ -142,10 +142,8 @@ void ozaki_dgemm(Op transa, Op transb, int64_t m, int64_t n, int64_t k, double a
         if (a.nonfinite[r] || b.nonfinite[c]) {
           acc = special_dot(transa, A, lda, transb, B, ldb, r, c, k);
         } else {
-          acc = 0.0;
-          const int32_t shift_sum = a.shift[r] + b.shift[c];
-          for (int d = slices - 1; d >= 0; --d)
-            acc = nm::add_rn(acc, nm::diagonal_to_fp64(D[(d * n + c) * m + r], d, shift_sum));
+          acc = nm::reconstruct_diagonals(slices, a.shift[r] + b.shift[c],
+                                          [&](int d) { return D[(d * n + c) * m + r]; });
         }
         double& out = C[r + c * ldc];
         out = nm::apply_alpha_beta(alpha, acc, beta, read_c ? out : 0.0, read_c);

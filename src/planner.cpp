@@ -22,6 +22,10 @@ int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 }  // namespace
 
+int64_t diag_buffer_cap(const DeviceDesc& dev) {
+  return std::min(kDiagBufferCap, std::max(kDiagBufferMin, dev.memory_bytes / 8));
+}
+
 std::string plan_unfused(const GemmShape& shape, int slices, const DeviceDesc& dev, Plan* plan) {
   const std::string why = check_shape(shape);
   if (!why.empty()) return why;
@@ -46,8 +50,17 @@ std::string plan_unfused(const GemmShape& shape, int slices, const DeviceDesc& d
   const int64_t kmaxgemm = int64_t(slices) * p.kblock;
   if (p.ld_slices > INT32_MAX || p.m_pad > INT32_MAX || p.n_pad > INT32_MAX || kmaxgemm > INT32_MAX)
     return "problem too large for 32-bit GEMM dimensions";
-  const int64_t per_col = p.diag_planes() * p.m_pad * int64_t(sizeof(int32_t));
-  p.n_chunk = std::min({p.n_pad, kMaxChunkCols, std::max<int64_t>(kRowAlign, kDiagBufferCap / per_col / 256 * 256)});
+  // Chunks: bytes per entry of C across all planes; columns first, then rows.
+  const int64_t per_entry = p.diag_planes() * int64_t(sizeof(int32_t));
+  const int64_t cap_entries = diag_buffer_cap(dev) / per_entry;
+  const int64_t cols_fit = cap_entries / p.m_pad / kRowAlign * kRowAlign;
+  if (cols_fit >= std::min(p.n_pad, kMinChunkCols)) {
+    p.m_chunk = p.m_pad;
+    p.n_chunk = std::min({p.n_pad, kMaxChunkCols, cols_fit});
+  } else {
+    p.n_chunk = std::min(p.n_pad, kMinChunkCols);
+    p.m_chunk = std::max<int64_t>(kRowAlign, std::min(p.m_pad, cap_entries / p.n_chunk / kRowAlign * kRowAlign));
+  }
   size_t off = 0;
   p.off_shift_a = off; off = align256(off + sizeof(int32_t) * p.m_pad);
   p.off_shift_b = off; off = align256(off + sizeof(int32_t) * p.n_pad);
@@ -55,10 +68,9 @@ std::string plan_unfused(const GemmShape& shape, int slices, const DeviceDesc& d
   p.off_flag_b = off;  off = align256(off + sizeof(int32_t) * p.n_pad);
   p.off_slices_a = off; off = align256(off + size_t(p.m_pad) * size_t(p.ld_slices));
   p.off_slices_b = off; off = align256(off + size_t(p.n_pad) * size_t(p.ld_slices));
-  p.off_diag = off;     off = align256(off + sizeof(int32_t) * size_t(p.diag_planes()) * size_t(p.m_pad) * size_t(p.n_chunk));
+  p.off_diag = off;     off = align256(off + sizeof(int32_t) * size_t(p.diag_planes()) * size_t(p.m_chunk) * size_t(p.n_chunk));
   p.off_lt_workspace = off; off = align256(off + kLtWorkspaceBytes);
   p.workspace_bytes = off;
-  (void)dev;
   *plan = p;
   return {};
 }

@@ -17,6 +17,7 @@ const char* variant_name(Variant v);
 struct DeviceDesc {
   int sm_count = 132;
   int cc_major = 9, cc_minor = 0;
+  int64_t memory_bytes = int64_t(80) << 30;  // global memory
 };
 
 // Unfused plan: operands sliced into padded, k-contiguous int8 buffers; one cuBLASLt
@@ -41,18 +42,25 @@ struct Plan {
   size_t off_shift_a = 0, off_shift_b = 0, off_flag_a = 0, off_flag_b = 0;
   size_t off_slices_a = 0, off_slices_b = 0, off_diag = 0, off_lt_workspace = 0;
   size_t workspace_bytes = 0;
-  // The products and the epilogue run over column chunks of n_chunk columns (a multiple of
-  // kRowAlign) so the int32 buffers stay bounded: slices * kblocks planes of
-  // m_pad x n_chunk (column-major, ld m_pad); plane (d, b) at
-  // off_diag + (d * kblocks + b) * m_pad * n_chunk * 4.
-  int64_t n_chunk = 0;
+  // The products and the epilogue run over blocks of m_chunk x n_chunk entries of C (both
+  // multiples of kRowAlign) so the int32 buffers stay within diag_buffer_cap: slices *
+  // kblocks planes of m_chunk x n_chunk (column-major, ld m_chunk); plane (d, b) at
+  // off_diag + (d * kblocks + b) * m_chunk * n_chunk * 4. Columns are chunked first; rows
+  // only when even kMinChunkCols columns of all m_pad rows would not fit.
+  int64_t m_chunk = 0, n_chunk = 0;
   int64_t diag_planes() const { return int64_t(slices) * kblocks; }
 };
 
 constexpr int64_t kRowAlign = 16;  // cuBLASLt IMMA: rows and leading dims multiple of 16 bytes
 constexpr int64_t kKAlign = 16;
-// Upper bound on the int32 diagonal buffers of one column chunk (bytes).
-constexpr int64_t kDiagBufferCap = int64_t(3) << 30;
+// Upper bound on the int32 diagonal buffers of one column chunk (bytes): an eighth of the
+// device memory, between kDiagBufferMin and kDiagBufferCap. Large enough that square
+// problems up to 16384 with 7 slices run in one chunk on an 80 GB GPU.
+constexpr int64_t kDiagBufferCap = int64_t(16) << 30;
+constexpr int64_t kDiagBufferMin = int64_t(256) << 20;
+int64_t diag_buffer_cap(const DeviceDesc& dev);
+// Columns per chunk at least, before rows are chunked too.
+constexpr int64_t kMinChunkCols = 256;
 // Columns per chunk at most (keeps the epilogue grid within CUDA's grid.y limit).
 constexpr int64_t kMaxChunkCols = 65536;
 // Scratch for cuBLASLt's kernels.

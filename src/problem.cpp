@@ -1,6 +1,7 @@
 #include "ozgemm/problem.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace ozgemm {
 
@@ -16,6 +17,13 @@ std::string check_shape(const GemmShape& s) {
     return "ldb must be >= max(1, " + std::to_string(s.b_rows()) + ") (got " + std::to_string(s.ldb) + ")";
   if (s.ldc < std::max<int64_t>(1, s.m))
     return "ldc must be >= max(1, " + std::to_string(s.m) + ") (got " + std::to_string(s.ldc) + ")";
+  // The last element of each matrix, (rows-1) + (cols-1) * ld, must fit an int64 offset.
+  auto fits = [](int64_t rows, int64_t cols, int64_t ld) {
+    return rows <= 0 || cols <= 0 || (cols - 1) <= (INT64_MAX - (rows - 1)) / ld;
+  };
+  if (!fits(s.a_rows(), s.transa == Op::N ? s.k : s.m, s.lda)) return "A's extent (lda * columns) overflows 64-bit offsets";
+  if (!fits(s.b_rows(), s.transb == Op::N ? s.n : s.k, s.ldb)) return "B's extent (ldb * columns) overflows 64-bit offsets";
+  if (!fits(s.m, s.n, s.ldc)) return "C's extent (ldc * n) overflows 64-bit offsets";
   return {};
 }
 

@@ -8,8 +8,10 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "context.hpp"  // detail::set_planning_memory (test hook)
 #include "ozgemm/ozgemm.hpp"
 #include "ozgemm/reference.hpp"
 
@@ -126,6 +128,50 @@ TEST_F(GpuUnfused, KSplitBeyondInt32BoundBitwiseEqualHost) {
     c.slices = s;
     Operands o = make_operands(c, rng);
     EXPECT_EQ(compare_with_host(handle(), c, o), 0) << c.describe();
+  }
+}
+
+TEST_F(GpuUnfused, RowAndColumnChunksBitwiseEqualHost) {
+  // Planning as if the GPU had 2 GiB: a 256 MiB diagonal buffer forces row chunks for a tall
+  // problem (m = 300000, 8 planes); a wide one is cut into column chunks of at most 65536.
+  auto& h = handle();
+  ozgemm::detail::set_planning_memory(h.get(), int64_t(2) << 30);
+  for (auto [m, n, k, ta] : {std::tuple<int, int, int, Op>{300000, 40, 64, Op::N}, {300001, 37, 33, Op::T},
+                             {40, 140000, 32, Op::N}}) {
+    Case c;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.ta = ta;
+    c.beta = 2.5;
+    c.ldc_pad = 3;
+    Operands o = make_operands(c, rng);
+    EXPECT_EQ(compare_with_host(h, c, o), 0) << c.describe();
+  }
+  ozgemm::detail::set_planning_memory(h.get(), 0);
+}
+
+TEST_F(GpuUnfused, ResultNearDblMaxDoesNotOverflow) {
+  // DBL_MAX * 1: the most significant diagonal alone overflows; the result must not.
+  const int m = 3, n = 2, k = 4;
+  std::vector<double> A(m * k, 0.0), B(k * n, 0.0), C(m * n, std::nan(""));
+  A[0] = 1.7976931348623157e308;  // (0, 0)
+  A[1 + 1 * m] = -1.7976931348623157e308 / 4;
+  A[2] = 0.5;
+  B[0] = 1.0;
+  B[1] = 1.0;
+  B[0 + 1 * k] = 0.75;
+  auto& h = handle();
+  for (int s : {2, 7, 8}) {
+    std::vector<double> host = C, gpu = C;
+    ozgemm::ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, host.data(), m, s);
+    h.set_slices(s);
+    ozgemm::dgemm_host_buffers(h, Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, gpu.data(), m);
+    for (size_t i = 0; i < gpu.size(); ++i) EXPECT_TRUE(same(host[i], gpu[i])) << "s=" << s << " entry " << i;
+    EXPECT_TRUE(std::isfinite(gpu[0])) << "s=" << s;
+    if (s >= 7) {
+      EXPECT_EQ(gpu[0], 1.7976931348623157e308);
+    }
   }
 }
 

@@ -249,7 +249,9 @@ TEST(OzakiExact, DigitSumsBeyondInt32UseExactChunks) {
         for (int i = 0; i <= d; ++i) want += int64_t(da[i]) * int64_t(db[d - i]);
       }
       EXPECT_EQ(D[(d * 2 + c) * 1 + 0], want) << "c=" << c << " d=" << d;
-      if (d == 2 && c == 0) EXPECT_GT(want, int64_t(INT32_MAX));
+      if (d == 2 && c == 0) {
+        EXPECT_GT(want, int64_t(INT32_MAX));
+      }
     }
   Mat C(1, 2, oztest::marker_nan());
   ref::ozaki_dgemm(Op::N, Op::N, 1, 2, k, 1.0, A.data(), A.ld, B.data(), B.ld, 0.0, C.data(), C.ld, s);
@@ -328,7 +330,9 @@ TEST(OzakiAccuracy, DerivedBoundHoldsForEveryPhiAndSliceCount) {
       const EntryBound bound = make_bound(Op::N, Op::T, m, n, k, A, Bt, s);
       const double worst = check_bound(C, acc, bound, "bound");
       // The bound must not be vacuous for few slices: the error reaches a visible part of it.
-      if (s <= 3) EXPECT_GT(worst, 1e-5) << "phi=" << phi << " s=" << s;
+      if (s <= 3) {
+        EXPECT_GT(worst, 1e-5) << "phi=" << phi << " s=" << s;
+      }
     }
   }
 }
@@ -348,7 +352,9 @@ TEST(OzakiAccuracy, ShapesPrimesTallWideAndKOne) {
         for (int s : {1, 4, 8}) {
           const Mat C = run_ozaki(ta, tb, sh.m, sh.n, sh.k, 1.0, A, B, 0.0, nullptr, s);
           check_bound(C, acc, make_bound(ta, tb, sh.m, sh.n, sh.k, A, B, s), "shape");
-          if (s == 8) EXPECT_LE(ref::compare(C.data(), C.ld, acc).normwise, 1e-14);
+          if (s == 8) {
+            EXPECT_LE(ref::compare(C.data(), C.ld, acc).normwise, 1e-14);
+          }
         }
       }
 }
@@ -470,7 +476,9 @@ TEST(OzakiSpecial, ExtremeMagnitudes) {
       check_bound(C, acc, bound, "extreme");
       const auto e = ref::compare(C.data(), C.ld, acc);
       EXPECT_EQ(e.nonfinite_mismatch, 0);
-      if (!cs.underflows) EXPECT_LE(e.normwise, 1e-14) << "ea=" << cs.ea << " eb=" << cs.eb;
+      if (!cs.underflows) {
+        EXPECT_LE(e.normwise, 1e-14) << "ea=" << cs.ea << " eb=" << cs.eb;
+      }
       // Results are not trivially zero.
       double mx = 0;
       for (int64_t q = 0; q < m * n; ++q) mx = std::max(mx, std::fabs(acc.hi[q]));
@@ -762,7 +770,9 @@ TEST(OzakiPhases, DiagonalSumsAndReconstructionOrder) {
           ASSERT_TRUE(same_bits(C.at(r, c), want)) << "(" << r << "," << c << ") s=" << s;
           if (!same_bits(nm::apply_alpha_beta(alpha, acc_up, beta, C0.at(r, c), true), want)) ++order_differs;
         }
-      if (s >= 9) EXPECT_GT(order_differs, 0) << "phi=" << phi << " s=" << s;
+      if (s >= 9) {
+        EXPECT_GT(order_differs, 0) << "phi=" << phi << " s=" << s;
+      }
     }
 }
 

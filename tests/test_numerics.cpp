@@ -291,7 +291,7 @@ std::vector<double> candidates_for_max(double M, std::mt19937_64& rng) {
 TEST(SliceValue, RandomRowMaximaAllSliceCounts) {
   std::mt19937_64 rng(31);
   for (int s = 1; s <= nm::kMaxSlices; ++s) {
-    for (int t = 0; t < 600; ++t) {
+    for (int t = 0; t < 2000; ++t) {
       const double M = random_positive_double(rng);
       const int32_t sh = nm::shift_from_max(M);
       for (double x : candidates_for_max(M, rng)) ASSERT_TRUE(slice_ok(x, sh, s));

@@ -18,6 +18,7 @@
 // Reconstruction order (fixed; the GPU paths and the host reference follow it bit for bit):
 //   acc = +0.0
 //   for d = s-1 down to 0:   acc = acc + scale_pow2(double(D_d), -8 d - (shiftA + shiftB))
+//   (if acc overflowed: the same sum 2^64 smaller, then scaled back; see reconstruct_diagonals)
 //   C   = alpha * acc                      (beta == 0: C is not read)
 //   C   = (alpha * acc) + (beta * C_old)   (beta != 0; two roundings for the products, one for the sum)
 // No fused multiply-add is used anywhere in this order; device code uses the __d*_rn
@@ -133,9 +134,8 @@ OZGEMM_HD int32_t shift_from_max(double maxabs) {
 // Slices one value into s balanced base-256 digits, most significant first:
 //   out[i * stride] = digit_i,   i = 0 .. s-1.
 // Definition: X = trunc(x * 2^(shift + 8(s-1))) (an integer, truncated toward zero), and
-// digit_i are the balanced base-256 digits of X: every digit but the top one is the low
-// byte read as a signed int8 (so in [-128, 127]) with a carry into the next; the top digit
-// is what remains. Requires |x| * 2^shift <= 127 (shift_from_max of a bound of |x|), hence
+// digit_i are the balanced base-256 digits of X (the unique representation with every
+// digit in [-128, 127]). Requires |x| * 2^shift <= 127 (shift_from_max of a bound of |x|), hence
 // |X| <= 127 * 256^(s-1) and the top digit lies in [-128, 127] (borrowed: < 0.5021).
 // Exact for zero and subnormals (integer arithmetic on the significand, no FP rounding).
 // Non-finite x yields all-zero digits: special values are handled outside the products.
@@ -159,19 +159,17 @@ OZGEMM_HD void slice_value(double x, int32_t shift, int s, Digit* out, int64_t s
     }
     v = (u >> 63) ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
   }
+  // Balanced digits without a carry chain: with w = v + 0x8080808080808080 (unsigned), the
+  // digit at position skip + j is byte_j(w) - 128 for j < 8, and 0 above. Why: |v| < 2^61,
+  // so 0 < w < 2^64 and v = sum_j (byte_j(w) - 128) 256^j, a representation with digits in
+  // [-128, 127]; such representations are unique, so these are the balanced digits of X,
+  // which by the invariant above need no position past s - 1 (the top digit is in [-127, 127]).
+  const uint64_t w = static_cast<uint64_t>(v) + 0x8080808080808080ull;
   for (int pos = 0; pos < s; ++pos) {  // pos = 0 is the least significant digit
-    const int i = s - 1 - pos;
-    Digit d;
-    if (pos < skip) {
-      d = 0;
-    } else if (pos == s - 1) {
-      d = static_cast<Digit>(v);  // top digit, in [-128, 127] by the invariant above
-    } else {
-      const int64_t low = static_cast<int8_t>(static_cast<uint8_t>(v & 0xff));
-      d = static_cast<Digit>(low);
-      v = (v - low) / 256;  // exact: v - low is a multiple of 256
-    }
-    out[static_cast<int64_t>(i) * stride] = d;
+    const int j = pos - skip;
+    const Digit d = (j >= 0 && j < 8) ? static_cast<Digit>(static_cast<int>((w >> (8 * j)) & 0xff) - 128)
+                                      : static_cast<Digit>(0);
+    out[static_cast<int64_t>(s - 1 - pos) * stride] = d;
   }
 }
 
@@ -205,6 +203,27 @@ OZGEMM_HD double scale_pow2(double v, int e) {
 // unless the result is subnormal or overflows).
 OZGEMM_HD double diagonal_to_fp64(int64_t diag_sum, int d, int32_t shift_sum) {
   return scale_pow2(int64_to_double_rn(diag_sum), -kSliceBits * d - shift_sum);
+}
+
+// The FP64 sum of the diagonals in the documented order, least significant first:
+//   acc = 0; for d = s-1 .. 0: acc = acc + diagonal_to_fp64(D_d, d, shift_sum).
+// sum_at(d) returns D_d. Near DBL_MAX a partial sum can overflow although the result does
+// not (the most significant diagonal of DBL_MAX * 1 is 2^1024 and the lower ones are
+// negative). Then, and only then, the same sum is redone 2^64 smaller and scaled back, so
+// every result that is finite in the first pass keeps its bits.
+template <class SumAt>
+OZGEMM_HD double reconstruct_diagonals(int s, int32_t shift_sum, SumAt sum_at) {
+  double acc = 0.0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int d = s - 1; d >= 0; --d) acc = add_rn(acc, diagonal_to_fp64(sum_at(d), d, shift_sum));
+  if (!is_finite(acc)) {
+    acc = 0.0;
+    for (int d = s - 1; d >= 0; --d) acc = add_rn(acc, diagonal_to_fp64(sum_at(d), d, shift_sum + 64));
+    acc = scale_pow2(acc, 64);
+  }
+  return acc;
 }
 
 // Number of products i + j < s in the significant triangle: s (s + 1) / 2.
