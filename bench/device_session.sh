@@ -8,6 +8,9 @@ mkdir -p "$OUT"
 BIN=${BIN:-./dev-bin}
 export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat dev-bin/COMMIT 2>/dev/null || echo unknown)}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv | tee "$OUT/device.txt"
+for t in test_numerics test_host_reference test_planner; do
+  [ -x "$BIN/$t" ] && { "$BIN/$t" --gtest_brief=1 2>&1 | tail -1 | sed "s/^/$t: /"; }
+done
 echo "== GPU tests"
 "$BIN/test_gpu_unfused" --gtest_brief=1 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
@@ -15,6 +18,9 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; t
   compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/test_gpu_unfused" \
     --gtest_filter='*TransposesLeading*:*Special*:*UserWorkspace*:*AlphaZero*' --gtest_brief=1 > "$OUT/memcheck.log" 2>&1
   echo "memcheck exit $?"; tail -4 "$OUT/memcheck.log"
+  compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/test_gpu_unfused" \
+    --gtest_filter='*TransposesLeading*' --gtest_brief=1 > "$OUT/racecheck.log" 2>&1
+  echo "racecheck exit $?"; tail -2 "$OUT/racecheck.log"
 fi
 if [ -n "${ACCURACY_RUNS:-}" ]; then
   echo "== accuracy on the GPU (sampled entries): phi x slices at 8192^3"
