@@ -38,10 +38,12 @@ ozgemmStatus_t make_shape(cublasOperation_t ta, cublasOperation_t tb, int m, int
   return ozgemm::check_shape(*s).empty() ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_INVALID_VALUE;
 }
 
-// Which path runs a problem. AUTO is the unfused emulation until the fused kernels and the
-// tuned planner exist (issue #4).
-ozgemmVariant_t resolve_variant(const ozgemmContext* h) {
-  return h->variant == OZGEMM_VARIANT_AUTO ? OZGEMM_VARIANT_UNFUSED : h->variant;
+int effective_slices(const ozgemmContext* h);
+
+// Which path runs a problem: the handle's variant, or the planner's choice for AUTO.
+ozgemmVariant_t resolve_variant(const ozgemmContext* h, const GemmShape& s) {
+  if (h->variant != OZGEMM_VARIANT_AUTO) return h->variant;
+  return static_cast<ozgemmVariant_t>(ozgemm::choose_auto_variant(s, effective_slices(h), h->dev));
 }
 
 ozgemmStatus_t plan_for(const ozgemmContext* h, const GemmShape& s, ozgemm::Plan* plan) {
@@ -179,7 +181,7 @@ ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t h, cublasOperation_t ta, cu
   const int ldb = (tb == CUBLAS_OP_N ? k : n) > 1 ? (tb == CUBLAS_OP_N ? k : n) : 1;
   ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, m > 1 ? m : 1, &s);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
-  if (resolve_variant(h) == OZGEMM_VARIANT_NATIVE || m == 0 || n == 0 || k == 0) {
+  if (resolve_variant(h, s) == OZGEMM_VARIANT_NATIVE || m == 0 || n == 0 || k == 0) {
     *bytes = 0;
     return OZGEMM_STATUS_SUCCESS;
   }
@@ -202,7 +204,7 @@ ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t h, cublasOperation_t ta, cublas
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   GemmShape s;
   ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, ldc, &s);
-  if (st != OZGEMM_STATUS_SUCCESS || resolve_variant(h) == OZGEMM_VARIANT_NATIVE || m == 0 || n == 0 || k == 0)
+  if (st != OZGEMM_STATUS_SUCCESS || resolve_variant(h, s) == OZGEMM_VARIANT_NATIVE || m == 0 || n == 0 || k == 0)
     return st;
   ozgemm::Plan plan;
   return plan_for(h, s, &plan);
@@ -221,7 +223,7 @@ ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperati
   const double al = *alpha, be = *beta;
   if (k == 0 || al == 0.0) return ozgemm::detail::run_scale_c(h, s, be, C);
   if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
-  const ozgemmVariant_t v = resolve_variant(h);
+  const ozgemmVariant_t v = resolve_variant(h, s);
   if (v == OZGEMM_VARIANT_NATIVE) return ozgemm::detail::run_native(h, s, al, A, B, be, C);
   if (v != OZGEMM_VARIANT_UNFUSED) return OZGEMM_STATUS_NOT_SUPPORTED;
   ozgemm::Plan plan;

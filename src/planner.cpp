@@ -22,6 +22,36 @@ int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 }  // namespace
 
+namespace {
+// Datasheet dense rates (TOPS / TFLOPS) by compute capability, for the roofline choice.
+struct ArchRates {
+  int cc;
+  double int8_tops, fp64_tflops;
+};
+constexpr ArchRates kArchRates[] = {
+    {75, 130.0, 0.25},   // T4-class Turing
+    {80, 624.0, 19.5},   // A100 (FP64 tensor cores)
+    {86, 284.0, 0.6},    // RTX 30 / A40-class Ampere
+    {87, 275.0, 0.4},    // Orin
+    {89, 733.0, 1.4},    // L40S / RTX 4090-class Ada
+    {90, 1979.0, 67.0},  // H100 / H200 SXM
+    {100, 4500.0, 40.0}, // B200
+};
+}  // namespace
+
+Variant choose_auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev) {
+  const int cc = dev.cc_major * 10 + dev.cc_minor;
+  if (cc < 75) return Variant::Native;              // no INT8 tensor cores
+  if (dev.cc_major == 9) return Variant::Native;    // measured: see the header
+  (void)shape;
+  const ArchRates* best = nullptr;                  // the closest known architecture not newer
+  for (const auto& r : kArchRates)
+    if (r.cc <= cc && (!best || r.cc > best->cc)) best = &r;
+  const double products = numerics::triangle_products(slices);
+  const double emulated_tflops = best->int8_tops / products * kEmulationEfficiency;
+  return emulated_tflops > best->fp64_tflops ? Variant::Unfused : Variant::Native;
+}
+
 int64_t diag_buffer_cap(const DeviceDesc& dev) {
   return std::min(kDiagBufferCap, std::max(kDiagBufferMin, dev.memory_bytes / 8));
 }

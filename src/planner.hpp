@@ -66,6 +66,14 @@ constexpr int64_t kMaxChunkCols = 65536;
 // Scratch for cuBLASLt's kernels.
 constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 
+// What OZGEMM_VARIANT_AUTO runs: the variant expected to be fastest at the requested slice
+// count. Measured on H100 (docs/benchmarking.md): native DGEMM beats the unfused emulation at
+// every benchmarked shape there, so Hopper gets Native until faster (fused) variants exist.
+// Other architectures follow the roofline: emulation is chosen when the INT8 rate divided by
+// the s(s+1)/2 products, derated by kEmulationEfficiency, exceeds the FP64 rate.
+Variant choose_auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev);
+constexpr double kEmulationEfficiency = 0.6;  // unfused end-to-end vs INT8 peak (H100: 41.2 / 70.7 at s = 7)
+
 // Plans the unfused path. Returns an empty string, or why the problem cannot be planned.
 // k-blocking: kblock = the largest multiple of kKAlign with slices * kblock products within
 // the int32 exactness bound (numerics::int32_exact_k(slices)), or round_up(k) if smaller.

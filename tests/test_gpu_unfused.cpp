@@ -94,8 +94,13 @@ int64_t compare_with_host(ozgemm::Handle& h, const Case& c, const Operands& o, s
   return bad;
 }
 
+// The unfused path explicitly: AUTO may pick native DGEMM on this GPU.
 ozgemm::Handle& handle() {
-  static ozgemm::Handle h;
+  static ozgemm::Handle h = [] {
+    ozgemm::Handle x;
+    x.set_variant(OZGEMM_VARIANT_UNFUSED);
+    return x;
+  }();
   return h;
 }
 

@@ -343,3 +343,27 @@ TEST(Planner, VariantNames) {
   EXPECT_EQ(names.size(), 5u);
   EXPECT_STREQ(ozgemm::variant_name(ozgemm::Variant::Unfused), "unfused");
 }
+
+TEST(Planner, AutoVariantFollowsMeasurementsAndRoofline) {
+  using ozgemm::Variant;
+  const GemmShape sq = tight_shape(Op::N, Op::N, 8192, 8192, 8192);
+  DeviceDesc hopper;  // 9.0: measured, native DGEMM faster than the unfused emulation
+  for (int s : {4, 7, 8, 12}) EXPECT_EQ(ozgemm::choose_auto_variant(sq, s, hopper), Variant::Native) << s;
+  DeviceDesc ada;  // 8.9, weak FP64: 733 / 36 * 0.6 = 12.2 TFLOPS emulated vs 1.4 native
+  ada.cc_major = 8;
+  ada.cc_minor = 9;
+  EXPECT_EQ(ozgemm::choose_auto_variant(sq, 8, ada), Variant::Unfused);
+  DeviceDesc a100;  // 8.0: 624 / 36 * 0.6 = 10.4 < 19.5
+  a100.cc_major = 8;
+  a100.cc_minor = 0;
+  EXPECT_EQ(ozgemm::choose_auto_variant(sq, 8, a100), Variant::Native);
+  EXPECT_EQ(ozgemm::choose_auto_variant(sq, 2, a100), Variant::Unfused);  // 624 / 3 * 0.6 = 124.8 > 19.5
+  DeviceDesc old;  // no INT8 tensor cores
+  old.cc_major = 7;
+  old.cc_minor = 0;
+  EXPECT_EQ(ozgemm::choose_auto_variant(sq, 8, old), Variant::Native);
+  DeviceDesc blackwell;  // 10.0: 4500 / 36 * 0.6 = 75 > 40
+  blackwell.cc_major = 10;
+  blackwell.cc_minor = 0;
+  EXPECT_EQ(ozgemm::choose_auto_variant(sq, 8, blackwell), Variant::Unfused);
+}

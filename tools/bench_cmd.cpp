@@ -331,8 +331,10 @@ int cmd_bench(const CliOptions& o) {
 int run_on_gpu(const CliOptions& o) {
   const Sizes sz = resolve_sizes(o, kDefaultSizeGpu);
   const int iters = o.iters > 0 ? o.iters : 5;
-  const BenchResult r = measure(o, sz, o.phi.empty() ? 0.5 : o.phi[0], iters, false);
-  print_result(o, r, "run");
+  CliOptions oo = o;  // `run` shows the emulation unless a variant is asked for
+  if (!o.variant_given) oo.variant = CliVariant::Unfused;
+  const BenchResult r = measure(oo, sz, o.phi.empty() ? 0.5 : o.phi[0], iters, false);
+  print_result(oo, r, "run");
   return kExitOk;
 }
 
