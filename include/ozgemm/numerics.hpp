@@ -17,8 +17,8 @@
 //
 // Reconstruction order (fixed; the GPU paths and the host reference follow it bit for bit):
 //   acc = +0.0
-//   for d = s-1 down to 0:   acc = acc + scale_pow2(double(D_d), -8 d - (shiftA + shiftB))
-//   (if acc overflowed: the same sum 2^64 smaller, then scaled back; see reconstruct_diagonals)
+//   for d = s-1 down to 0:   acc = acc + scale_pow2(double(D_d), -8 d - (shiftA + shiftB) - off)
+//   acc = scale_pow2(acc, off)   (off = 64 only for shiftA + shiftB < -900, see reconstruct_diagonals)
 //   C   = alpha * acc                      (beta == 0: C is not read)
 //   C   = (alpha * acc) + (beta * C_old)   (beta != 0; two roundings for the products, one for the sum)
 // No fused multiply-add is used anywhere in this order; device code uses the __d*_rn
@@ -205,25 +205,31 @@ OZGEMM_HD double diagonal_to_fp64(int64_t diag_sum, int d, int32_t shift_sum) {
   return scale_pow2(int64_to_double_rn(diag_sum), -kSliceBits * d - shift_sum);
 }
 
+// Exponent offset of the reconstruction, fixed per entry by shift_sum = shiftA + shiftB.
+// Every term is below 2^(50 - shift_sum) (|D_d| < 20 * 2^31 * 2^14 < 2^50) and above
+// 2^(-216 - shift_sum) when non-zero. For shift_sum >= kHugeShiftSum no term or partial sum
+// can overflow (< 2^955 in magnitude). Below it the result may be near DBL_MAX while the most
+// significant diagonal alone exceeds it (DBL_MAX * 1: top digit 64, the next -1), so the terms
+// are summed 2^64 smaller, where nothing can underflow, and the sum is scaled back once.
+// Either way the sum is what an unbounded exponent range would give, rounded the same way.
+constexpr int32_t kHugeShiftSum = -900;
+constexpr int kHugeOffset = 64;
+OZGEMM_HD int reconstruction_offset(int32_t shift_sum) { return shift_sum < kHugeShiftSum ? kHugeOffset : 0; }
+
 // The FP64 sum of the diagonals in the documented order, least significant first:
-//   acc = 0; for d = s-1 .. 0: acc = acc + diagonal_to_fp64(D_d, d, shift_sum).
-// sum_at(d) returns D_d. Near DBL_MAX a partial sum can overflow although the result does
-// not (the most significant diagonal of DBL_MAX * 1 is 2^1024 and the lower ones are
-// negative). Then, and only then, the same sum is redone 2^64 smaller and scaled back, so
-// every result that is finite in the first pass keeps its bits.
+//   off = reconstruction_offset(shift_sum); acc = 0
+//   for d = s-1 .. 0: acc = acc + diagonal_to_fp64(D_d, d, shift_sum + off)
+//   result = scale_pow2(acc, off)
+// sum_at(d) returns D_d.
 template <class SumAt>
 OZGEMM_HD double reconstruct_diagonals(int s, int32_t shift_sum, SumAt sum_at) {
+  const int off = reconstruction_offset(shift_sum);
   double acc = 0.0;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-  for (int d = s - 1; d >= 0; --d) acc = add_rn(acc, diagonal_to_fp64(sum_at(d), d, shift_sum));
-  if (!is_finite(acc)) {
-    acc = 0.0;
-    for (int d = s - 1; d >= 0; --d) acc = add_rn(acc, diagonal_to_fp64(sum_at(d), d, shift_sum + 64));
-    acc = scale_pow2(acc, 64);
-  }
-  return acc;
+  for (int d = s - 1; d >= 0; --d) acc = add_rn(acc, diagonal_to_fp64(sum_at(d), d, shift_sum + off));
+  return scale_pow2(acc, off);
 }
 
 // Number of products i + j < s in the significant triangle: s (s + 1) / 2.
