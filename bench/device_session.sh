@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: GPU tests, a memcheck pass, and the unfused benchmark table.
 # Run from the repo root on the GPU machine with prebuilt binaries in dev-bin/
-# (ozgemm, test_gpu_unfused); results go to $OUT (or ./device-out).
+# (ozgemm, test_gpu_emulated); results go to $OUT (or ./device-out).
 set -u
 OUT=${OUT:-./device-out}
 mkdir -p "$OUT"
@@ -11,14 +11,17 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --fo
 for t in test_numerics test_host_reference test_planner; do
   [ -x "$BIN/$t" ] && { "$BIN/$t" --gtest_brief=1 2>&1 | tail -1 | sed "s/^/$t: /"; }
 done
+if command -v cuobjdump >/dev/null; then
+  echo "== SASS of the fused kernel: $(cuobjdump --dump-sass "$BIN/ozgemm" 2>/dev/null | grep -cE 'IGMMA|HGMMA') wgmma, $(cuobjdump --dump-sass "$BIN/ozgemm" 2>/dev/null | grep -cE 'UTMALDG') TMA loads, $(cuobjdump --dump-sass "$BIN/ozgemm" 2>/dev/null | grep -cE '\bSTL\b|\bLDL\b') local-memory ops"
+fi
 echo "== GPU tests"
-"$BIN/test_gpu_unfused" --gtest_brief=1 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
+"$BIN/test_gpu_emulated" --gtest_brief=1 2>&1 | tee "$OUT/gpu_tests.log" | tail -25
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
   echo "== compute-sanitizer memcheck (small shapes)"
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/test_gpu_unfused" \
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/test_gpu_emulated" \
     --gtest_filter='*TransposesLeading*:*Special*:*UserWorkspace*:*AlphaZero*' --gtest_brief=1 > "$OUT/memcheck.log" 2>&1
   echo "memcheck exit $?"; tail -4 "$OUT/memcheck.log"
-  compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/test_gpu_unfused" \
+  compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/test_gpu_emulated" \
     --gtest_filter='*TransposesLeading*' --gtest_brief=1 > "$OUT/racecheck.log" 2>&1
   echo "racecheck exit $?"; tail -2 "$OUT/racecheck.log"
 fi
@@ -33,9 +36,9 @@ fi
 echo "== bench"
 for shape in ${SHAPES:-"1024 1024 1024" "2048 2048 2048" "4096 4096 4096" "8192 8192 8192" "16384 16384 16384" "32768 256 4096"}; do
   set -- $shape
-  for s in ${SLICES:-7}; do
-    f="$OUT/bench_${1}x${2}x${3}_s${s}.json"
-    "$BIN/ozgemm" bench --m $1 --n $2 --k $3 --slices $s --iters ${ITERS:-10} --json > "$f" 2> "$f.err" || cat "$f.err"
+  for s in ${SLICES:-7}; do for v in ${VARIANTS:-unfused}; do
+    f="$OUT/bench_${1}x${2}x${3}_s${s}_${v}.json"
+    "$BIN/ozgemm" bench --m $1 --n $2 --k $3 --slices $s --variant $v --iters ${ITERS:-10} --json > "$f" 2> "$f.err" || cat "$f.err"
     python3 - "$f" <<'PY'
 import json,sys
 try:
@@ -43,7 +46,7 @@ try:
 except Exception as e:
     print("bad json", sys.argv[1], e); sys.exit()
 o=r["ozgemm"]; n=r["native_dgemm"]
-print(f'{r["m"]}x{r["n"]}x{r["k"]} s={r["slices"]}: ozgemm {o["ms"]:.3f} ms {o["tflops"]:.1f} TF (prod {o.get("products_int8_tops",0):.0f} TOPS, pre {o.get("max_reduce_ms",0)+o.get("slicing_ms",0):.3f} ms, epi {o.get("epilogue_ms",0):.3f} ms) comperr {o["componentwise"]:.2e} | native {n["ms"]:.3f} ms {n["tflops"]:.1f} TF comperr {n["componentwise"]:.2e}')
+print(f'{r["m"]}x{r["n"]}x{r["k"]} s={r["slices"]} {r["variant"]}: ozgemm {o["ms"]:.3f} ms {o["tflops"]:.1f} TF (prod {o.get("products_int8_tops",0):.0f} TOPS, pre {o.get("max_reduce_ms",0)+o.get("slicing_ms",0):.3f} ms, epi {o.get("epilogue_ms",0):.3f} ms) comperr {o["componentwise"]:.2e} | native {n["ms"]:.3f} ms {n["tflops"]:.1f} TF comperr {n["componentwise"]:.2e}')
 PY
-  done
+  done; done
 done

@@ -48,6 +48,37 @@ struct EpilogueArgs {
 // C(r, col0 + c) = reconstruct_epilogue, in the order of ozgemm/numerics.hpp.
 cudaError_t launch_reconstruct_epilogue(const EpilogueArgs& args, cudaStream_t stream);
 
+// Fused Hopper (sm_90a) kernel: TMA + wgmma s8 x s8 -> s32 through CUTLASS's warp-specialized
+// mainloop collective, one CTA per 128 x 128 tile of C, looping over the anti-diagonals
+// d = s-1 .. 0 as contiguous k-ranges of the slice layout (src/planner.hpp, kblocks == 1,
+// kblock a multiple of 128). Fully fused: each diagonal's int32 tile is converted and summed
+// in FP64 registers in the order of ozgemm/numerics.hpp and C is written once. Partially
+// fused: each diagonal's int32 tile goes to plane d of `planes` (the unfused layout, one
+// k-block) and launch_reconstruct_epilogue finishes.
+struct FusedArgs {
+  const int8_t* slices_a;  // rows of op(A), slices reversed
+  const int8_t* slices_b;  // columns of op(B), slices in order
+  int64_t ld_slices, m_pad, n_pad, kblock;
+  int s;
+  int64_t m, n;
+  const int32_t *shift_a, *shift_b, *flag_a, *flag_b;
+  // fully fused
+  double alpha, beta;
+  double* C;
+  int64_t ldc;
+  OperandView a, b;
+  // partially fused: this launch covers rows row0 .. row0+rows-1 and columns col0 .. col0+cols-1
+  // (row0, col0 multiples of 128); plane d at planes + d * plane_elems, element (r, c) of the
+  // chunk at r + c * ld_plane.
+  int32_t* planes;
+  int64_t plane_elems, ld_plane;
+  int64_t row0, col0, rows, cols;
+};
+constexpr int kFusedTileM = 128, kFusedTileN = 128, kFusedTileK = 128;
+// cudaErrorNotSupported when this build has no sm_90a code (OZGEMM_CUDA_ARCHITECTURES).
+cudaError_t launch_fused_sm90(const FusedArgs& args, bool fully_fused, cudaStream_t stream);
+bool fused_sm90_built();
+
 // C = beta * C (beta == 0: C = 0 without reading C), the BLAS quick return for k == 0 or alpha == 0.
 cudaError_t launch_scale_c(int64_t m, int64_t n, double beta, double* C, int64_t ldc, cudaStream_t stream);
 

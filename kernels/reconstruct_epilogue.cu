@@ -6,6 +6,7 @@
 
 #include "kernels.hpp"
 #include "ozgemm/numerics.hpp"
+#include "special_dot.cuh"
 
 namespace ozgemm {
 namespace kernels {
@@ -13,18 +14,6 @@ namespace kernels {
 namespace nm = ozgemm::numerics;
 
 namespace {
-
-// Same arithmetic as ref::special_dot (src/host_reference.cpp): IEEE sum, ascending l,
-// of the products with a non-finite factor.
-__device__ double special_dot_device(const OperandView& a, const OperandView& b, int64_t r, int64_t c) {
-  double acc = 0.0;
-  for (int64_t l = 0; l < a.k; ++l) {
-    const double x = a.ptr[r * a.stride_r + l * a.stride_l];
-    const double y = b.ptr[c * b.stride_r + l * b.stride_l];
-    if (!nm::is_finite(x) || !nm::is_finite(y)) acc = nm::add_rn(acc, nm::mul_rn(x, y));
-  }
-  return acc;
-}
 
 // One thread per entry of C. S is the slice count: the S diagonal loads are unrolled so
 // they are all in flight before the FP64 chain (which must run d = S-1 .. 0) starts.

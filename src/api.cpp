@@ -46,9 +46,21 @@ ozgemmVariant_t resolve_variant(const ozgemmContext* h, const GemmShape& s) {
   return static_cast<ozgemmVariant_t>(ozgemm::choose_auto_variant(s, effective_slices(h), h->dev));
 }
 
-ozgemmStatus_t plan_for(const ozgemmContext* h, const GemmShape& s, ozgemm::Plan* plan) {
-  const std::string why = ozgemm::plan_unfused(s, effective_slices(h), h->dev, plan);
+// Plans an emulated variant. A fused variant the problem does not fit (k past the fused
+// kernels' int32 bound) falls back to the unfused plan: kernel limits are the planner's
+// business, never the user's.
+ozgemmStatus_t plan_for(const ozgemmContext* h, const GemmShape& s, ozgemmVariant_t v, ozgemm::Plan* plan) {
+  const int slices = effective_slices(h);
+  if (v == OZGEMM_VARIANT_PARTIALLY_FUSED || v == OZGEMM_VARIANT_FULLY_FUSED) {
+    if (ozgemm::plan_variant(s, slices, h->dev, static_cast<ozgemm::Variant>(v), plan).empty())
+      return OZGEMM_STATUS_SUCCESS;
+  }
+  const std::string why = ozgemm::plan_unfused(s, slices, h->dev, plan);
   return why.empty() ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_INVALID_VALUE;
+}
+
+bool fused_available(const ozgemmContext* h) {
+  return ozgemm::kernels::fused_sm90_built() && h->dev.cc_major == 9 && h->dev.cc_minor == 0;
 }
 
 ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws) {
@@ -159,7 +171,10 @@ ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t h, ozgemmVariant_t v) {
     case OZGEMM_VARIANT_UNFUSED:
     case OZGEMM_VARIANT_NATIVE: h->variant = v; return OZGEMM_STATUS_SUCCESS;
     case OZGEMM_VARIANT_PARTIALLY_FUSED:
-    case OZGEMM_VARIANT_FULLY_FUSED: return OZGEMM_STATUS_NOT_SUPPORTED;  // not built yet (issue #4)
+    case OZGEMM_VARIANT_FULLY_FUSED:
+      if (!fused_available(h)) return OZGEMM_STATUS_NOT_SUPPORTED;  // needs sm_90a code and a Hopper GPU
+      h->variant = v;
+      return OZGEMM_STATUS_SUCCESS;
   }
   return OZGEMM_STATUS_INVALID_VALUE;
 }
@@ -186,7 +201,7 @@ ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t h, cublasOperation_t ta, cu
     return OZGEMM_STATUS_SUCCESS;
   }
   ozgemm::Plan plan;
-  st = plan_for(h, s, &plan);
+  st = plan_for(h, s, resolve_variant(h, s), &plan);
   if (st == OZGEMM_STATUS_SUCCESS) *bytes = plan.workspace_bytes;
   return st;
 }
@@ -207,7 +222,7 @@ ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t h, cublasOperation_t ta, cublas
   if (st != OZGEMM_STATUS_SUCCESS || resolve_variant(h, s) == OZGEMM_VARIANT_NATIVE || m == 0 || n == 0 || k == 0)
     return st;
   ozgemm::Plan plan;
-  return plan_for(h, s, &plan);
+  return plan_for(h, s, resolve_variant(h, s), &plan);
 }
 
 ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -225,14 +240,13 @@ ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperati
   if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
   const ozgemmVariant_t v = resolve_variant(h, s);
   if (v == OZGEMM_VARIANT_NATIVE) return ozgemm::detail::run_native(h, s, al, A, B, be, C);
-  if (v != OZGEMM_VARIANT_UNFUSED) return OZGEMM_STATUS_NOT_SUPPORTED;
   ozgemm::Plan plan;
-  st = plan_for(h, s, &plan);
+  st = plan_for(h, s, v, &plan);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   void* ws = nullptr;
   st = ensure_workspace(h, plan.workspace_bytes, &ws);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
-  return ozgemm::detail::run_unfused(h, plan, s, al, A, B, be, C, ws);
+  return ozgemm::detail::run_emulated(h, plan, s, al, A, B, be, C, ws);
 }
 
 const char* ozgemmGetStatusString(ozgemmStatus_t s) {

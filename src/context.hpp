@@ -33,7 +33,8 @@ struct ozgemmContext {
 namespace ozgemm {
 namespace detail {
 // The dispatch layer: the only place that maps a Plan to kernels and library calls.
-ozgemmStatus_t run_unfused(ozgemmContext* ctx, const Plan& plan, const GemmShape& shape, double alpha,
+// Unfused, partially fused or fully fused, as plan.variant says.
+ozgemmStatus_t run_emulated(ozgemmContext* ctx, const Plan& plan, const GemmShape& shape, double alpha,
                            const double* A, const double* B, double beta, double* C, void* workspace);
 ozgemmStatus_t run_native(ozgemmContext* ctx, const GemmShape& shape, double alpha, const double* A,
                           const double* B, double beta, double* C);

@@ -31,7 +31,7 @@ void record(ozgemmContext* ctx, int i) {
 
 }  // namespace
 
-ozgemmStatus_t run_unfused(ozgemmContext* ctx, const Plan& plan, const GemmShape& shape, double alpha,
+ozgemmStatus_t run_emulated(ozgemmContext* ctx, const Plan& plan, const GemmShape& shape, double alpha,
                            const double* A, const double* B, double beta, double* C, void* workspace) {
   char* ws = static_cast<char*>(workspace);
   auto* shift_a = reinterpret_cast<int32_t*>(ws + plan.off_shift_a);
@@ -56,48 +56,92 @@ ozgemmStatus_t run_unfused(ozgemmContext* ctx, const Plan& plan, const GemmShape
                                     plan.ld_slices, sl_b, st));
   record(ctx, 2);
 
-  const int64_t plane_elems = plan.m_chunk * plan.n_chunk;
+  kernels::EpilogueArgs e;
+  e.planes = planes;
+  e.plane_elems = plan.m_chunk * plan.n_chunk;
+  e.ld_plane = plan.m_chunk;
+  e.slices = s;
+  e.kblocks = static_cast<int>(plan.kblocks);
+  e.shift_a = shift_a;
+  e.shift_b = shift_b;
+  e.flag_a = flag_a;
+  e.flag_b = flag_b;
+  e.alpha = alpha;
+  e.beta = beta;
+  e.C = C;
+  e.ldc = shape.ldc;
+  e.a = va;
+  e.b = vb;
+
+  kernels::FusedArgs f;
+  f.slices_a = sl_a;
+  f.slices_b = sl_b;
+  f.ld_slices = plan.ld_slices;
+  f.m_pad = plan.m_pad;
+  f.n_pad = plan.n_pad;
+  f.kblock = plan.kblock;
+  f.s = s;
+  f.m = plan.m;
+  f.n = plan.n;
+  f.shift_a = shift_a;
+  f.shift_b = shift_b;
+  f.flag_a = flag_a;
+  f.flag_b = flag_b;
+  f.alpha = alpha;
+  f.beta = beta;
+  f.C = C;
+  f.ldc = shape.ldc;
+  f.a = va;
+  f.b = vb;
+  f.planes = planes;
+  f.plane_elems = e.plane_elems;
+  f.ld_plane = plan.m_chunk;
+
+  if (plan.variant == Variant::FullyFused) {
+    // One kernel: products, reconstruction and alpha/beta; C written once.
+    f.row0 = f.col0 = 0;
+    f.rows = plan.m;
+    f.cols = plan.n;
+    OZ_CUDA_TRY(kernels::launch_fused_sm90(f, /*fully_fused=*/true, st));
+    record(ctx, 3);  // products and epilogue are one phase: the epilogue interval is empty
+    record(ctx, 4);
+    return OZGEMM_STATUS_SUCCESS;
+  }
+
   bool first = true;
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk)
     for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
       const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);  // multiples of kRowAlign
       const int64_t nrows = std::min(plan.m_chunk, plan.m_pad - row0);
-      // Products: one GEMM per (diagonal d, k-block b) over the contiguous k-range of length
-      // (d+1)*kblock (layout in src/planner.hpp).
-      for (int d = 0; d < s; ++d)
-        for (int64_t b = 0; b < plan.kblocks; ++b) {
-          const int64_t kofs = b * (int64_t(s) * plan.kblock);
-          const int8_t* a_ptr = sl_a + row0 * plan.ld_slices + kofs + int64_t(s - 1 - d) * plan.kblock;
-          const int8_t* b_ptr = sl_b + col0 * plan.ld_slices + kofs;
-          int32_t* out = planes + (int64_t(d) * plan.kblocks + b) * plane_elems;
-          const cublasStatus_t cs =
-              ctx->lt.run(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>((d + 1) * plan.kblock),
-                          a_ptr, static_cast<int>(plan.ld_slices), b_ptr, static_cast<int>(plan.ld_slices), out,
-                          static_cast<int>(plan.m_chunk), lt_ws, kLtWorkspaceBytes, st, ctx->autotune);
-          if (cs != CUBLAS_STATUS_SUCCESS) return OZGEMM_STATUS_EXECUTION_FAILED;
-        }
+      if (plan.variant == Variant::PartiallyFused) {
+        // One kernel computes every diagonal of each 128 x 128 tile and stores the int32 planes.
+        f.row0 = row0;
+        f.col0 = col0;
+        f.rows = nrows;
+        f.cols = ncols;
+        OZ_CUDA_TRY(kernels::launch_fused_sm90(f, /*fully_fused=*/false, st));
+      } else {
+        // Products: one GEMM per (diagonal d, k-block b) over the contiguous k-range of length
+        // (d+1)*kblock (layout in src/planner.hpp).
+        for (int d = 0; d < s; ++d)
+          for (int64_t b = 0; b < plan.kblocks; ++b) {
+            const int64_t kofs = b * (int64_t(s) * plan.kblock);
+            const int8_t* a_ptr = sl_a + row0 * plan.ld_slices + kofs + int64_t(s - 1 - d) * plan.kblock;
+            const int8_t* b_ptr = sl_b + col0 * plan.ld_slices + kofs;
+            int32_t* out = planes + (int64_t(d) * plan.kblocks + b) * e.plane_elems;
+            const cublasStatus_t cs = ctx->lt.run(
+                static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>((d + 1) * plan.kblock), a_ptr,
+                static_cast<int>(plan.ld_slices), b_ptr, static_cast<int>(plan.ld_slices), out,
+                static_cast<int>(plan.m_chunk), lt_ws, kLtWorkspaceBytes, st, ctx->autotune);
+            if (cs != CUBLAS_STATUS_SUCCESS) return OZGEMM_STATUS_EXECUTION_FAILED;
+          }
+      }
       if (first) record(ctx, 3);  // exact phase split only for single-chunk plans
       first = false;
-      kernels::EpilogueArgs e;
-      e.planes = planes;
-      e.plane_elems = plane_elems;
-      e.ld_plane = plan.m_chunk;
-      e.slices = s;
-      e.kblocks = static_cast<int>(plan.kblocks);
       e.row0 = row0;
       e.m_rows = std::min(nrows, plan.m - row0);
       e.col0 = col0;
       e.n_cols = std::min(ncols, plan.n - col0);
-      e.shift_a = shift_a;
-      e.shift_b = shift_b;
-      e.flag_a = flag_a;
-      e.flag_b = flag_b;
-      e.alpha = alpha;
-      e.beta = beta;
-      e.C = C;
-      e.ldc = shape.ldc;
-      e.a = va;
-      e.b = vb;
       OZ_CUDA_TRY(kernels::launch_reconstruct_epilogue(e, st));
     }
   record(ctx, 4);

@@ -56,13 +56,16 @@ int64_t diag_buffer_cap(const DeviceDesc& dev) {
   return std::min(kDiagBufferCap, std::max(kDiagBufferMin, dev.memory_bytes / 8));
 }
 
-std::string plan_unfused(const GemmShape& shape, int slices, const DeviceDesc& dev, Plan* plan) {
+std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& dev, Variant variant, Plan* plan) {
   const std::string why = check_shape(shape);
   if (!why.empty()) return why;
   if (slices < 1 || slices > numerics::kMaxSlices) return "slices must be in 1..20";
   if (dev.cc_major * 10 + dev.cc_minor < 75) return "INT8 tensor cores need compute capability 7.5 or newer";
+  const bool fused = variant == Variant::PartiallyFused || variant == Variant::FullyFused;
+  if (!fused && variant != Variant::Unfused) return "plan_variant plans the emulated variants only";
+  if (fused && dev.cc_major != 9) return "the fused kernels need a Hopper GPU (sm_90a)";
   Plan p;
-  p.variant = Variant::Unfused;
+  p.variant = variant;
   p.slices = slices;
   p.m = shape.m;
   p.n = shape.n;
@@ -70,27 +73,39 @@ std::string plan_unfused(const GemmShape& shape, int slices, const DeviceDesc& d
   p.m_pad = round_up(std::max<int64_t>(1, shape.m), kRowAlign);
   p.n_pad = round_up(std::max<int64_t>(1, shape.n), kRowAlign);
   // Longest diagonal has `slices` terms; it bounds the k-block for int32 exactness.
-  const int64_t kmax = numerics::int32_exact_k(slices) / kKAlign * kKAlign;
-  const int64_t kpad = round_up(std::max<int64_t>(1, shape.k), kKAlign);
+  const int64_t kalign = fused ? kFusedKAlign : kKAlign;
+  const int64_t kmax = numerics::int32_exact_k(slices) / kalign * kalign;
+  const int64_t kpad = round_up(std::max<int64_t>(1, shape.k), kalign);
   p.kblocks = (kpad + kmax - 1) / kmax;
-  // Balance the blocks so padding is at most kKAlign-1 per block.
-  p.kblock = round_up((kpad + p.kblocks - 1) / p.kblocks, kKAlign);
+  if (fused && p.kblocks > 1)
+    return "k = " + std::to_string(shape.k) + " exceeds the fused kernels' int32 bound for " + std::to_string(slices) +
+           " slices (k <= " + std::to_string(kmax) + ")";
+  // Balance the blocks so padding is at most kalign-1 per block.
+  p.kblock = round_up((kpad + p.kblocks - 1) / p.kblocks, kalign);
   p.ld_slices = p.kblocks * slices * p.kblock;
-  // cuBLASLt takes int32 sizes and leading dimensions.
+  // cuBLASLt and the TMA descriptors take int32 sizes and leading dimensions.
   const int64_t kmaxgemm = int64_t(slices) * p.kblock;
   if (p.ld_slices > INT32_MAX || p.m_pad > INT32_MAX || p.n_pad > INT32_MAX || kmaxgemm > INT32_MAX)
     return "problem too large for 32-bit GEMM dimensions";
-  // Chunks: bytes per entry of C across all planes; columns first, then rows.
-  const int64_t per_entry = p.diag_planes() * int64_t(sizeof(int32_t));
-  const int64_t cap_entries = diag_buffer_cap(dev) / per_entry;
-  const int64_t cols_fit = cap_entries / p.m_pad / kRowAlign * kRowAlign;
-  if (cols_fit >= std::min(p.n_pad, kMinChunkCols)) {
-    p.m_chunk = p.m_pad;
-    p.n_chunk = std::min({p.n_pad, kMaxChunkCols, cols_fit});
+  if (variant == Variant::FullyFused) {
+    p.m_chunk = p.m_pad;  // no int32 buffers
+    p.n_chunk = p.n_pad;
   } else {
-    p.n_chunk = std::min(p.n_pad, kMinChunkCols);
-    p.m_chunk = std::max<int64_t>(kRowAlign, std::min(p.m_pad, cap_entries / p.n_chunk / kRowAlign * kRowAlign));
+    // Chunks: bytes per entry of C across all planes; columns first, then rows. Partially
+    // fused chunks start on 128 x 128 tile boundaries.
+    const int64_t calign = fused ? kFusedChunkAlign : kRowAlign;
+    const int64_t per_entry = p.diag_planes() * int64_t(sizeof(int32_t));
+    const int64_t cap_entries = diag_buffer_cap(dev) / per_entry;
+    const int64_t cols_fit = cap_entries / p.m_pad / calign * calign;
+    if (cols_fit >= std::min(p.n_pad, kMinChunkCols)) {
+      p.m_chunk = p.m_pad;
+      p.n_chunk = std::min({p.n_pad, kMaxChunkCols, cols_fit});
+    } else {
+      p.n_chunk = std::min(p.n_pad, kMinChunkCols);
+      p.m_chunk = std::max<int64_t>(calign, std::min(p.m_pad, cap_entries / p.n_chunk / calign * calign));
+    }
   }
+  const bool planes = variant != Variant::FullyFused;
   size_t off = 0;
   p.off_shift_a = off; off = align256(off + sizeof(int32_t) * p.m_pad);
   p.off_shift_b = off; off = align256(off + sizeof(int32_t) * p.n_pad);
@@ -98,11 +113,17 @@ std::string plan_unfused(const GemmShape& shape, int slices, const DeviceDesc& d
   p.off_flag_b = off;  off = align256(off + sizeof(int32_t) * p.n_pad);
   p.off_slices_a = off; off = align256(off + size_t(p.m_pad) * size_t(p.ld_slices));
   p.off_slices_b = off; off = align256(off + size_t(p.n_pad) * size_t(p.ld_slices));
-  p.off_diag = off;     off = align256(off + sizeof(int32_t) * size_t(p.diag_planes()) * size_t(p.m_chunk) * size_t(p.n_chunk));
-  p.off_lt_workspace = off; off = align256(off + kLtWorkspaceBytes);
+  p.off_diag = off;
+  if (planes) off = align256(off + sizeof(int32_t) * size_t(p.diag_planes()) * size_t(p.m_chunk) * size_t(p.n_chunk));
+  p.off_lt_workspace = off;
+  if (variant == Variant::Unfused) off = align256(off + kLtWorkspaceBytes);
   p.workspace_bytes = off;
   *plan = p;
   return {};
+}
+
+std::string plan_unfused(const GemmShape& shape, int slices, const DeviceDesc& dev, Plan* plan) {
+  return plan_variant(shape, slices, dev, Variant::Unfused, plan);
 }
 
 }  // namespace ozgemm

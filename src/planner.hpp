@@ -74,6 +74,17 @@ constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 Variant choose_auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev);
 constexpr double kEmulationEfficiency = 0.6;  // unfused end-to-end vs INT8 peak (H100: 41.2 / 70.7 at s = 7)
 
+// Fused Hopper kernels (kernels/fused_ozaki_sm90.cu): k-blocks are multiples of their 128-deep
+// k-tile, there is exactly one k-block (s * kblock within the int32 bound, so k <= 18688 at 7
+// slices, 16256 at 8), and partially fused chunks start on 128 x 128 tiles.
+constexpr int64_t kFusedKAlign = 128;
+constexpr int64_t kFusedChunkAlign = 128;
+
+// Plans an emulated variant (Unfused, PartiallyFused, FullyFused). Returns an empty string, or
+// why the problem cannot be planned for that variant (for the fused ones: not Hopper, or k past
+// their int32 bound; the caller then falls back to Unfused).
+std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& dev, Variant variant, Plan* plan);
+
 // Plans the unfused path. Returns an empty string, or why the problem cannot be planned.
 // k-blocking: kblock = the largest multiple of kKAlign with slices * kblock products within
 // the int32 exactness bound (numerics::int32_exact_k(slices)), or round_up(k) if smaller.

@@ -1,4 +1,4 @@
-// GPU tests of the unfused path: the GPU result must equal the host reference
+// GPU tests of the emulated variants (unfused, partially fused, fully fused): the GPU result must equal the host reference
 // (ref::ozaki_dgemm) bit for bit. Without a usable GPU every test here is skipped
 // (GTEST_SKIP), which ctest reports as "Skipped".
 #include <gtest/gtest.h>
@@ -75,12 +75,12 @@ Operands make_operands(const Case& c, std::mt19937_64& rng) {
 }
 
 // Runs GPU and host reference on the same inputs; returns the number of entries that differ.
-int64_t compare_with_host(ozgemm::Handle& h, const Case& c, const Operands& o, std::vector<double>* gpu_out = nullptr) {
+int64_t compare_with_host(ozgemm::Handle& hd, const Case& c, const Operands& o, std::vector<double>* gpu_out = nullptr) {
   std::vector<double> host = o.C0, gpu = o.C0;
   ozgemm::ref::ozaki_dgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta,
                            host.data(), o.ldc, c.slices);
-  h.set_slices(c.slices);
-  ozgemm::dgemm_host_buffers(h, c.ta, c.tb, c.m, c.n, c.k, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta,
+  hd.set_slices(c.slices);
+  ozgemm::dgemm_host_buffers(hd, c.ta, c.tb, c.m, c.n, c.k, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta,
                              gpu.data(), o.ldc);
   int64_t bad = 0;
   for (size_t i = 0; i < host.size(); ++i)
@@ -94,23 +94,34 @@ int64_t compare_with_host(ozgemm::Handle& h, const Case& c, const Operands& o, s
   return bad;
 }
 
-// The unfused path explicitly: AUTO may pick native DGEMM on this GPU.
-ozgemm::Handle& handle() {
-  static ozgemm::Handle h = [] {
-    ozgemm::Handle x;
-    x.set_variant(OZGEMM_VARIANT_UNFUSED);
-    return x;
-  }();
-  return h;
+// One handle per emulated variant, set explicitly (AUTO may pick native DGEMM on this GPU).
+ozgemm::Handle& handle(ozgemmVariant_t v) {
+  static ozgemm::Handle* handles[5] = {};
+  if (!handles[v]) {
+    handles[v] = new ozgemm::Handle();
+    handles[v]->set_variant(v);
+  }
+  return *handles[v];
 }
 
-class GpuUnfused : public ::testing::Test {
+// Every test runs for each emulated variant; a variant this build or GPU lacks is skipped.
+class GpuEmulated : public ::testing::TestWithParam<ozgemmVariant_t> {
  protected:
-  void SetUp() override { REQUIRE_GPU(); }
+  void SetUp() override {
+    REQUIRE_GPU();
+    ozgemmHandle_t probe = nullptr;
+    ASSERT_EQ(ozgemmCreate(&probe), OZGEMM_STATUS_SUCCESS);
+    const ozgemmStatus_t st = ozgemmSetVariant(probe, GetParam());
+    ozgemmDestroy(probe);
+    if (st == OZGEMM_STATUS_NOT_SUPPORTED)
+      GTEST_SKIP() << ozgemmGetVariantString(GetParam()) << " is not available on this GPU/build";
+    ASSERT_EQ(st, OZGEMM_STATUS_SUCCESS);
+  }
+  ozgemm::Handle& h() { return handle(GetParam()); }
   std::mt19937_64 rng{std::random_device{}()};
 };
 
-TEST_F(GpuUnfused, ShapesBitwiseEqualHost) {
+TEST_P(GpuEmulated, ShapesBitwiseEqualHost) {
   const int shapes[][3] = {{1, 1, 1},    {17, 33, 9},   {997, 1009, 1013}, {8192, 16, 8192}, {16, 8192, 512},
                            {64, 40, 1},  {300, 7, 129}, {33, 65, 4097}};
   for (auto& s : shapes) {
@@ -119,11 +130,11 @@ TEST_F(GpuUnfused, ShapesBitwiseEqualHost) {
     c.n = s[1];
     c.k = s[2];
     Operands o = make_operands(c, rng);
-    EXPECT_EQ(compare_with_host(handle(), c, o), 0) << c.describe();
+    EXPECT_EQ(compare_with_host(h(), c, o), 0) << c.describe();
   }
 }
 
-TEST_F(GpuUnfused, KSplitBeyondInt32BoundBitwiseEqualHost) {
+TEST_P(GpuEmulated, KSplitBeyondInt32BoundBitwiseEqualHost) {
   // s = 8: k-blocks of at most 16368; k = 40000 needs 3 blocks; s = 10 with k = 70000.
   for (auto [s, k] : {std::pair<int, int>{8, 40000}, {10, 70000}, {3, 50000}}) {
     Case c;
@@ -132,15 +143,15 @@ TEST_F(GpuUnfused, KSplitBeyondInt32BoundBitwiseEqualHost) {
     c.k = k;
     c.slices = s;
     Operands o = make_operands(c, rng);
-    EXPECT_EQ(compare_with_host(handle(), c, o), 0) << c.describe();
+    EXPECT_EQ(compare_with_host(h(), c, o), 0) << c.describe();
   }
 }
 
-TEST_F(GpuUnfused, RowAndColumnChunksBitwiseEqualHost) {
+TEST_P(GpuEmulated, RowAndColumnChunksBitwiseEqualHost) {
   // Planning as if the GPU had 2 GiB: a 256 MiB diagonal buffer forces row chunks for a tall
   // problem (m = 300000, 8 planes); a wide one is cut into column chunks of at most 65536.
-  auto& h = handle();
-  ozgemm::detail::set_planning_memory(h.get(), int64_t(2) << 30);
+  auto& hd = h();
+  ozgemm::detail::set_planning_memory(hd.get(), int64_t(2) << 30);
   for (auto [m, n, k, ta] : {std::tuple<int, int, int, Op>{300000, 40, 64, Op::N}, {300001, 37, 33, Op::T},
                              {40, 140000, 32, Op::N}}) {
     Case c;
@@ -151,12 +162,12 @@ TEST_F(GpuUnfused, RowAndColumnChunksBitwiseEqualHost) {
     c.beta = 2.5;
     c.ldc_pad = 3;
     Operands o = make_operands(c, rng);
-    EXPECT_EQ(compare_with_host(h, c, o), 0) << c.describe();
+    EXPECT_EQ(compare_with_host(hd, c, o), 0) << c.describe();
   }
-  ozgemm::detail::set_planning_memory(h.get(), 0);
+  ozgemm::detail::set_planning_memory(hd.get(), 0);
 }
 
-TEST_F(GpuUnfused, ResultNearDblMaxDoesNotOverflow) {
+TEST_P(GpuEmulated, ResultNearDblMaxDoesNotOverflow) {
   // DBL_MAX * 1: the most significant diagonal alone overflows; the result must not.
   const int m = 3, n = 2, k = 4;
   std::vector<double> A(m * k, 0.0), B(k * n, 0.0), C(m * n, std::nan(""));
@@ -166,12 +177,12 @@ TEST_F(GpuUnfused, ResultNearDblMaxDoesNotOverflow) {
   B[0] = 1.0;
   B[1] = 1.0;
   B[0 + 1 * k] = 0.75;
-  auto& h = handle();
+  auto& hd = h();
   for (int s : {2, 7, 8}) {
     std::vector<double> host = C, gpu = C;
     ozgemm::ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, host.data(), m, s);
-    h.set_slices(s);
-    ozgemm::dgemm_host_buffers(h, Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, gpu.data(), m);
+    hd.set_slices(s);
+    ozgemm::dgemm_host_buffers(hd, Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, gpu.data(), m);
     for (size_t i = 0; i < gpu.size(); ++i) EXPECT_TRUE(same(host[i], gpu[i])) << "s=" << s << " entry " << i;
     EXPECT_TRUE(std::isfinite(gpu[0])) << "s=" << s;
     if (s >= 7) {
@@ -180,7 +191,7 @@ TEST_F(GpuUnfused, ResultNearDblMaxDoesNotOverflow) {
   }
 }
 
-TEST_F(GpuUnfused, TransposesLeadingDimsAlphaBeta) {
+TEST_P(GpuEmulated, TransposesLeadingDimsAlphaBeta) {
   for (Op ta : {Op::N, Op::T})
     for (Op tb : {Op::N, Op::T})
       for (double alpha : {1.0, -0.5})
@@ -197,11 +208,11 @@ TEST_F(GpuUnfused, TransposesLeadingDimsAlphaBeta) {
           c.alpha = alpha;
           c.beta = beta;
           Operands o = make_operands(c, rng);
-          EXPECT_EQ(compare_with_host(handle(), c, o), 0) << c.describe();
+          EXPECT_EQ(compare_with_host(h(), c, o), 0) << c.describe();
         }
 }
 
-TEST_F(GpuUnfused, AlphaZeroScalesCAndReadsNothing) {
+TEST_P(GpuEmulated, AlphaZeroScalesCAndReadsNothing) {
   for (double beta : {0.0, 1.0, 2.5}) {
     Case c;
     c.m = 70;
@@ -212,13 +223,13 @@ TEST_F(GpuUnfused, AlphaZeroScalesCAndReadsNothing) {
     Operands o = make_operands(c, rng);
     std::fill(o.A.begin(), o.A.end(), std::numeric_limits<double>::quiet_NaN());  // must not be read
     std::vector<double> gpu;
-    EXPECT_EQ(compare_with_host(handle(), c, o, &gpu), 0) << c.describe();
+    EXPECT_EQ(compare_with_host(h(), c, o, &gpu), 0) << c.describe();
     for (int j = 0; j < c.n; ++j)
       for (int i = 0; i < c.m; ++i) ASSERT_FALSE(std::isnan(gpu[i + size_t(j) * o.ldc])) << c.describe();
   }
 }
 
-TEST_F(GpuUnfused, SlicesAndPhiSweep) {
+TEST_P(GpuEmulated, SlicesAndPhiSweep) {
   for (int s = 1; s <= 10; ++s)
     for (double phi : {-1.0, 0.5, 4.0}) {
       Case c;
@@ -228,20 +239,20 @@ TEST_F(GpuUnfused, SlicesAndPhiSweep) {
       c.slices = s;
       c.phi = phi;
       Operands o = make_operands(c, rng);
-      EXPECT_EQ(compare_with_host(handle(), c, o), 0) << c.describe();
+      EXPECT_EQ(compare_with_host(h(), c, o), 0) << c.describe();
     }
 }
 
-TEST_F(GpuUnfused, IntegerInputsExact) {
+TEST_P(GpuEmulated, IntegerInputsExact) {
   // Entries in [-1000, 1000], 3 slices suffice (docs/numerics.md); the product is an
   // integer below 2^53 and must be exact.
   const int m = 150, n = 130, k = 700;
   std::vector<double> A(size_t(m) * k), B(size_t(k) * n), C(size_t(m) * n, std::nan(""));
   ozgemm::ref::fill_integers(A.data(), m, k, m, 1000, rng);
   ozgemm::ref::fill_integers(B.data(), k, n, k, 1000, rng);
-  auto& h = handle();
-  h.set_slices(3);
-  ozgemm::dgemm_host_buffers(h, Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m);
+  auto& hd = h();
+  hd.set_slices(3);
+  ozgemm::dgemm_host_buffers(hd, Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m);
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) {
       int64_t exact = 0;
@@ -250,7 +261,7 @@ TEST_F(GpuUnfused, IntegerInputsExact) {
     }
 }
 
-TEST_F(GpuUnfused, SpecialValuesMatchHostAndStayInTheirRowsAndColumns) {
+TEST_P(GpuEmulated, SpecialValuesMatchHostAndStayInTheirRowsAndColumns) {
   Case c;
   c.m = 40;
   c.n = 30;
@@ -269,7 +280,7 @@ TEST_F(GpuUnfused, SpecialValuesMatchHostAndStayInTheirRowsAndColumns) {
   for (int l = 0; l < c.k; ++l) o.B[l + 20 * size_t(o.ldb)] = 1e300 * o.B[l + 20 * size_t(o.ldb)];  // huge column
   for (int l = 0; l < c.k; ++l) o.A[25 + l * size_t(o.lda)] *= 1e-310;                 // subnormal row
   std::vector<double> gpu;
-  EXPECT_EQ(compare_with_host(handle(), c, o, &gpu), 0);
+  EXPECT_EQ(compare_with_host(h(), c, o, &gpu), 0);
   for (int j = 0; j < c.n; ++j)
     for (int i = 0; i < c.m; ++i) {
       const double v = gpu[i + size_t(j) * o.ldc];
@@ -287,83 +298,91 @@ TEST_F(GpuUnfused, SpecialValuesMatchHostAndStayInTheirRowsAndColumns) {
   EXPECT_TRUE(std::isnan(gpu[9 + 8 * size_t(o.ldc)]));
 }
 
-TEST_F(GpuUnfused, RepeatedRunsBitwiseEqual) {
+TEST_P(GpuEmulated, RepeatedRunsBitwiseEqual) {
   Case c;
   c.m = 513;
   c.n = 257;
   c.k = 1025;
   Operands o = make_operands(c, rng);
   std::vector<double> first = o.C0, again = o.C0;
-  auto& h = handle();
-  h.set_slices(7);
-  ozgemm::dgemm_host_buffers(h, c.ta, c.tb, c.m, c.n, c.k, 1.0, o.A.data(), o.lda, o.B.data(), o.ldb, 0.0,
+  auto& hd = h();
+  hd.set_slices(7);
+  ozgemm::dgemm_host_buffers(hd, c.ta, c.tb, c.m, c.n, c.k, 1.0, o.A.data(), o.lda, o.B.data(), o.ldb, 0.0,
                              first.data(), o.ldc);
   for (int rep = 0; rep < 3; ++rep) {
-    ozgemm::dgemm_host_buffers(h, c.ta, c.tb, c.m, c.n, c.k, 1.0, o.A.data(), o.lda, o.B.data(), o.ldb, 0.0,
+    ozgemm::dgemm_host_buffers(hd, c.ta, c.tb, c.m, c.n, c.k, 1.0, o.A.data(), o.lda, o.B.data(), o.ldb, 0.0,
                                again.data(), o.ldc);
     ASSERT_EQ(std::memcmp(first.data(), again.data(), first.size() * 8), 0);
   }
 }
 
-TEST_F(GpuUnfused, InvalidArgumentsGiveStatusCodes) {
-  auto& h = handle();
+TEST_P(GpuEmulated, InvalidArgumentsGiveStatusCodes) {
+  auto& hd = h();
   double one = 1.0, zero = 0.0;
   double* d = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), 64 * 64 * 8), cudaSuccess);
   EXPECT_EQ(ozgemmDgemm(nullptr, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, 4, d, 4, &zero, d, 4),
             OZGEMM_STATUS_NOT_INITIALIZED);
-  EXPECT_EQ(ozgemmDgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, -1, 4, 4, &one, d, 4, d, 4, &zero, d, 4),
+  EXPECT_EQ(ozgemmDgemm(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, -1, 4, 4, &one, d, 4, d, 4, &zero, d, 4),
             OZGEMM_STATUS_INVALID_VALUE);
-  EXPECT_EQ(ozgemmDgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, 8, 4, 4, &one, d, 4, d, 4, &zero, d, 8),
+  EXPECT_EQ(ozgemmDgemm(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, 8, 4, 4, &one, d, 4, d, 4, &zero, d, 8),
             OZGEMM_STATUS_INVALID_VALUE);  // lda < m
-  EXPECT_EQ(ozgemmDgemm(h.get(), CUBLAS_OP_T, CUBLAS_OP_N, 8, 4, 6, &one, d, 5, d, 6, &zero, d, 8),
+  EXPECT_EQ(ozgemmDgemm(hd.get(), CUBLAS_OP_T, CUBLAS_OP_N, 8, 4, 6, &one, d, 5, d, 6, &zero, d, 8),
             OZGEMM_STATUS_INVALID_VALUE);  // lda < k for op T
-  EXPECT_EQ(ozgemmDgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, 4, d, 4, &zero, d, 3),
+  EXPECT_EQ(ozgemmDgemm(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, d, 4, d, 4, &zero, d, 3),
             OZGEMM_STATUS_INVALID_VALUE);  // ldc < m
-  EXPECT_EQ(ozgemmDgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, nullptr, 4, d, 4, &zero, d, 4),
+  EXPECT_EQ(ozgemmDgemm(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, nullptr, 4, d, 4, &zero, d, 4),
             OZGEMM_STATUS_INVALID_VALUE);
-  EXPECT_EQ(ozgemmDgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, nullptr, d, 4, d, 4, &zero, d, 4),
+  EXPECT_EQ(ozgemmDgemm(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, nullptr, d, 4, d, 4, &zero, d, 4),
             OZGEMM_STATUS_INVALID_VALUE);
-  EXPECT_EQ(ozgemmDgemm(h.get(), static_cast<cublasOperation_t>(42), CUBLAS_OP_N, 4, 4, 4, &one, d, 4, d, 4, &zero,
+  EXPECT_EQ(ozgemmDgemm(hd.get(), static_cast<cublasOperation_t>(42), CUBLAS_OP_N, 4, 4, 4, &one, d, 4, d, 4, &zero,
                         d, 4),
             OZGEMM_STATUS_INVALID_VALUE);
-  EXPECT_EQ(ozgemmSetSlices(h.get(), 21), OZGEMM_STATUS_INVALID_VALUE);
-  EXPECT_EQ(ozgemmSetSlices(h.get(), -1), OZGEMM_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ozgemmSetSlices(hd.get(), 21), OZGEMM_STATUS_INVALID_VALUE);
+  EXPECT_EQ(ozgemmSetSlices(hd.get(), -1), OZGEMM_STATUS_INVALID_VALUE);
   // m == 0 / n == 0: quick return, nothing read (null pointers allowed).
-  EXPECT_EQ(ozgemmDgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, 0, 4, 4, &one, nullptr, 1, nullptr, 4, &zero, nullptr, 1),
+  EXPECT_EQ(ozgemmDgemm(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, 0, 4, 4, &one, nullptr, 1, nullptr, 4, &zero, nullptr, 1),
             OZGEMM_STATUS_SUCCESS);
   // Too-small user workspace.
   size_t need = 0;
-  ASSERT_EQ(ozgemmGetWorkspaceSize(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &need), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(ozgemmGetWorkspaceSize(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &need), OZGEMM_STATUS_SUCCESS);
   EXPECT_GT(need, 0u);
-  ASSERT_EQ(ozgemmSetWorkspace(h.get(), d, 256), OZGEMM_STATUS_SUCCESS);
-  EXPECT_EQ(ozgemmDgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, d, 64, d, 64, &zero, d, 64),
+  ASSERT_EQ(ozgemmSetWorkspace(hd.get(), d, 256), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(ozgemmDgemm(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, d, 64, d, 64, &zero, d, 64),
             OZGEMM_STATUS_INSUFFICIENT_WORKSPACE);
-  ASSERT_EQ(ozgemmSetWorkspace(h.get(), nullptr, 0), OZGEMM_STATUS_SUCCESS);
-  EXPECT_EQ(ozgemmSetVariant(h.get(), OZGEMM_VARIANT_FULLY_FUSED), OZGEMM_STATUS_NOT_SUPPORTED);
+  ASSERT_EQ(ozgemmSetWorkspace(hd.get(), nullptr, 0), OZGEMM_STATUS_SUCCESS);
   cudaFree(d);
 }
 
-TEST_F(GpuUnfused, UserWorkspaceGivesSameBits) {
+TEST_P(GpuEmulated, UserWorkspaceGivesSameBits) {
   Case c;
   c.m = 200;
   c.n = 150;
   c.k = 300;
   Operands o = make_operands(c, rng);
-  auto& h = handle();
-  h.set_slices(c.slices);
+  auto& hd = h();
+  hd.set_slices(c.slices);
   size_t need = 0;
-  ASSERT_EQ(ozgemmGetWorkspaceSize(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, c.m, c.n, c.k, &need), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(ozgemmGetWorkspaceSize(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, c.m, c.n, c.k, &need), OZGEMM_STATUS_SUCCESS);
   void* ws = nullptr;
   ASSERT_EQ(cudaMalloc(&ws, need), cudaSuccess);
   ASSERT_EQ(cudaMemset(ws, 0x5a, need), cudaSuccess);  // garbage in the workspace must not matter
-  ASSERT_EQ(ozgemmSetWorkspace(h.get(), ws, need), OZGEMM_STATUS_SUCCESS);
-  EXPECT_EQ(compare_with_host(h, c, o), 0);
-  ASSERT_EQ(ozgemmSetWorkspace(h.get(), nullptr, 0), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(ozgemmSetWorkspace(hd.get(), ws, need), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(compare_with_host(hd, c, o), 0);
+  ASSERT_EQ(ozgemmSetWorkspace(hd.get(), nullptr, 0), OZGEMM_STATUS_SUCCESS);
   cudaFree(ws);
 }
 
-TEST(GpuUnfusedNoGpu, CreateFailsCleanlyWithoutGpu) {
+INSTANTIATE_TEST_SUITE_P(Variants, GpuEmulated,
+                         ::testing::Values(OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED,
+                                           OZGEMM_VARIANT_FULLY_FUSED),
+                         [](const ::testing::TestParamInfo<ozgemmVariant_t>& i) {
+                           return i.param == OZGEMM_VARIANT_UNFUSED           ? std::string("Unfused")
+                                  : i.param == OZGEMM_VARIANT_PARTIALLY_FUSED ? std::string("PartiallyFused")
+                                                                               : std::string("FullyFused");
+                         });
+
+TEST(GpuNoGpu, CreateFailsCleanlyWithoutGpu) {
   std::string why;
   if (ozgemm::gpu_available(&why)) GTEST_SKIP() << "a GPU is present; this test checks the no-GPU behaviour";
   ozgemmHandle_t h = reinterpret_cast<ozgemmHandle_t>(0x1);

@@ -1,0 +1,243 @@
+// kernels/fused_ozaki_sm90.cu — partially and fully fused Ozaki-I GEMM for Hopper (sm_90a).
+//
+// Structure (one CTA per 128 x 128 tile of C, 384 threads):
+//   warp group 0  producer: one elected thread issues TMA loads of 128 x 128 int8 tiles of the
+//                 sliced A and B into a multi-stage shared-memory ring (CUTLASS PipelineTmaAsync);
+//   warp groups 1-2 consumers: CUTLASS's sm90 mainloop collective (wgmma s8 x s8 -> s32) over
+//                 each anti-diagonal's k-range, accumulator cleared per diagonal.
+// Diagonal d = i + j is ONE contiguous k-range in the slice layout of src/planner.hpp:
+//   A tiles from (s-1-d) * kblock (slices A_d .. A_0), B tiles from 0 (B_0 .. B_d), (d+1)*kblock long.
+// After each diagonal the consumers either convert the int32 tile to FP64 and add it to a
+// register-resident FP64 tile (fully fused, order of ozgemm/numerics.hpp: d = s-1 .. 0), or
+// store it as plane d (partially fused). The int32 sums are exact because the planner only
+// sends plans with s * kblock <= numerics::int32_exact_k(1) here (one k-block).
+#include "kernels.hpp"
+
+#if defined(OZGEMM_BUILD_SM90_FUSED)
+
+#include <cute/tensor.hpp>
+#include <cutlass/arch/reg_reconfig.h>
+#include <cutlass/cutlass.h>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/gemm/dispatch_policy.hpp>
+#include <cutlass/pipeline/pipeline.hpp>
+
+#include "ozgemm/numerics.hpp"
+#include "special_dot.cuh"
+
+namespace ozgemm {
+namespace kernels {
+
+namespace {
+
+using namespace cute;
+namespace nm = ozgemm::numerics;
+
+using TileShape = Shape<Int<kFusedTileM>, Int<kFusedTileN>, Int<kFusedTileK>>;
+using ClusterShape = Shape<_1, _1, _1>;
+
+struct ExtraSmem {
+  int32_t shift_a[kFusedTileM];
+  int32_t shift_b[kFusedTileN];
+};
+
+using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,
+    int8_t, cutlass::layout::RowMajor, 16,      // A: rows of op(A), k contiguous
+    int8_t, cutlass::layout::ColumnMajor, 16,   // B: columns of op(B), k contiguous
+    int32_t, TileShape, ClusterShape,
+    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(ExtraSmem) + 256)>,
+    cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+
+using TiledMma = typename Mainloop::TiledMma;
+using MainloopPipeline = typename Mainloop::MainloopPipeline;
+using PipelineState = typename Mainloop::PipelineState;
+constexpr int kConsumerThreads = static_cast<int>(size(TiledMma{}));  // 256: two warp groups
+constexpr int kThreads = kConsumerThreads + 128;
+
+struct SharedStorage {
+  typename Mainloop::TensorStorage tensors;
+  alignas(16) typename Mainloop::PipelineStorage pipeline;
+  ExtraSmem extra;
+};
+
+struct KernelParams {
+  typename Mainloop::Params mainloop;
+  FusedArgs args;
+  int k_tiles;  // kblock / 128
+};
+
+template <bool kFully>
+__global__ void __launch_bounds__(kThreads, 1) fused_ozaki_sm90_kernel(CUTLASS_GRID_CONSTANT KernelParams const p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(128) char smem_buf[];
+  SharedStorage& ss = *reinterpret_cast<SharedStorage*>(smem_buf);
+  const FusedArgs& a = p.args;
+  const int thread_idx = threadIdx.x;
+  const int warp_group = cutlass::canonical_warp_group_idx();
+  const int warp_in_group = cutlass::canonical_warp_idx_sync() % 4;
+  const int s = a.s;
+  // Tile of C, in global coordinates.
+  const int64_t tile_row0 = a.row0 + int64_t(blockIdx.x) * kFusedTileM;
+  const int64_t tile_col0 = a.col0 + int64_t(blockIdx.y) * kFusedTileN;
+
+  if (warp_group == 0 && warp_in_group == 0 && cute::elect_one_sync()) Mainloop::prefetch_tma_descriptors(p.mainloop);
+
+  typename MainloopPipeline::Params pp;
+  if (warp_group == 0 && warp_in_group == 0) pp.role = MainloopPipeline::ThreadCategory::Producer;
+  if (warp_group > 0) pp.role = MainloopPipeline::ThreadCategory::Consumer;
+  pp.is_leader = (thread_idx % 128) == 0;
+  pp.num_consumers = kConsumerThreads;
+  pp.transaction_bytes = p.mainloop.tma_transaction_bytes;
+  MainloopPipeline pipeline(ss.pipeline, pp, ClusterShape{});
+
+  if (kFully && warp_group > 0) {
+    const int t = thread_idx - 128;
+    if (t < kFusedTileM) {
+      const int64_t r = tile_row0 + t;
+      ss.extra.shift_a[t] = r < a.m_pad ? a.shift_a[r] : 0;
+    } else {
+      const int64_t c = tile_col0 + (t - kFusedTileM);
+      ss.extra.shift_b[t - kFusedTileM] = c < a.n_pad ? a.shift_b[c] : 0;
+    }
+  }
+  __syncthreads();  // pipeline init and shifts visible to all warps (cluster of one CTA)
+
+  if (warp_group == 0) {
+    cutlass::arch::warpgroup_reg_dealloc<40>();
+    if (warp_in_group == 0) {
+      PipelineState write_state = cutlass::make_producer_start_state<MainloopPipeline>();
+      if (cute::elect_one_sync()) {
+        const int K = s * p.k_tiles * kFusedTileK;
+        Tensor mA = p.mainloop.tma_load_a.get_tma_tensor(make_shape(int(a.m_pad), K, 1));  // (m, k, l)
+        Tensor mB = p.mainloop.tma_load_b.get_tma_tensor(make_shape(int(a.n_pad), K, 1));  // (n, k, l)
+        Tensor gA = local_tile(mA, TileShape{}, make_coord(_, _, _), Step<_1, Underscore, _1>{})(
+            _, _, int(tile_row0 / kFusedTileM), _, 0);  // (BM, BK, k-tiles)
+        Tensor gB = local_tile(mB, TileShape{}, make_coord(_, _, _), Step<Underscore, _1, _1>{})(
+            _, _, int(tile_col0 / kFusedTileN), _, 0);  // (BN, BK, k-tiles)
+        Tensor sA = make_tensor(make_smem_ptr(ss.tensors.smem_A.data()), typename Mainloop::SmemLayoutA{});
+        Tensor sB = make_tensor(make_smem_ptr(ss.tensors.smem_B.data()), typename Mainloop::SmemLayoutB{});
+        auto tma_a = p.mainloop.tma_load_a.get_slice(0);
+        auto tma_b = p.mainloop.tma_load_b.get_slice(0);
+        Tensor tAgA = tma_a.partition_S(gA);
+        Tensor tAsA = tma_a.partition_D(sA);
+        Tensor tBgB = tma_b.partition_S(gB);
+        Tensor tBsB = tma_b.partition_D(sB);
+        for (int d = s - 1; d >= 0; --d) {
+          const int a0 = (s - 1 - d) * p.k_tiles;
+          const int count = (d + 1) * p.k_tiles;
+          for (int t = 0; t < count; ++t) {
+            pipeline.producer_acquire(write_state);
+            auto* bar = pipeline.producer_get_barrier(write_state);
+            const int stage = write_state.index();
+            copy(p.mainloop.tma_load_a.with(*bar, 0), tAgA(_, _, _, a0 + t), tAsA(_, _, _, stage));
+            copy(p.mainloop.tma_load_b.with(*bar, 0), tBgB(_, _, _, t), tBsB(_, _, _, stage));
+            ++write_state;
+          }
+        }
+        pipeline.producer_tail(write_state);
+      }
+    }
+  } else {
+    cutlass::arch::warpgroup_reg_alloc<232>();
+    const int mma_thread = thread_idx - 128;
+    Mainloop mainloop;
+    TiledMma tiled_mma;
+    Tensor accum = partition_fragment_C(tiled_mma, take<0, 2>(TileShape{}));  // int32 (MMA, MMA_M, MMA_N)
+    Tensor coords = tiled_mma.get_slice(mma_thread).partition_C(make_identity_tensor(take<0, 2>(TileShape{})));
+    constexpr int kFrag = decltype(size(accum))::value;
+    double acc64[kFully ? kFrag : 1];
+    if constexpr (kFully) {
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kFrag; ++i) acc64[i] = 0.0;
+    }
+    PipelineState read_state;
+    for (int d = s - 1; d >= 0; --d) {
+      const int count = (d + 1) * p.k_tiles;
+      mainloop.mma(pipeline, read_state, accum, count, mma_thread, ss.tensors, p.mainloop);
+      mainloop.mma_tail(pipeline, read_state, count);
+      read_state.advance(count);
+      if constexpr (kFully) {
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < kFrag; ++i) {
+          const int r = get<0>(coords(i)), c = get<1>(coords(i));
+          const int32_t shift_sum = ss.extra.shift_a[r] + ss.extra.shift_b[c];
+          const int off = nm::reconstruction_offset(shift_sum);
+          acc64[i] = nm::add_rn(acc64[i], nm::diagonal_to_fp64(accum(i), d, shift_sum + off));
+        }
+      } else {
+        int32_t* plane = a.planes + int64_t(d) * a.plane_elems;
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < kFrag; ++i) {
+          const int64_t r = tile_row0 - a.row0 + get<0>(coords(i)), c = tile_col0 - a.col0 + get<1>(coords(i));
+          if (r < a.rows && c < a.cols) plane[r + c * a.ld_plane] = accum(i);
+        }
+      }
+    }
+    if constexpr (kFully) {
+      const bool read_c = a.beta != 0.0;
+      CUTLASS_PRAGMA_UNROLL
+      for (int i = 0; i < kFrag; ++i) {
+        const int r = get<0>(coords(i)), c = get<1>(coords(i));
+        const int64_t rg = tile_row0 + r, cg = tile_col0 + c;
+        if (rg >= a.m || cg >= a.n) continue;
+        double v;
+        if (a.flag_a[rg] | a.flag_b[cg]) {
+          v = special_dot_device(a.a, a.b, rg, cg);
+        } else {
+          const int32_t shift_sum = ss.extra.shift_a[r] + ss.extra.shift_b[c];
+          v = nm::scale_pow2(acc64[i], nm::reconstruction_offset(shift_sum));
+        }
+        double* out = a.C + rg + cg * a.ldc;
+        *out = nm::apply_alpha_beta(a.alpha, v, a.beta, read_c ? *out : 0.0, read_c);
+      }
+    }
+  }
+#endif
+}
+
+template <bool kFully>
+cudaError_t launch(const FusedArgs& args, cudaStream_t stream) {
+  if (args.kblock % kFusedTileK != 0 || args.row0 % kFusedTileM != 0 || args.col0 % kFusedTileN != 0)
+    return cudaErrorInvalidValue;
+  const int K = static_cast<int>(args.s * args.kblock);
+  typename Mainloop::Arguments margs{
+      args.slices_a, make_stride(int64_t(args.ld_slices), Int<1>{}, int64_t(0)),
+      args.slices_b, make_stride(int64_t(args.ld_slices), Int<1>{}, int64_t(0))};
+  KernelParams p;
+  p.mainloop = Mainloop::to_underlying_arguments(
+      make_shape(int(args.m_pad), int(args.n_pad), K, 1), margs, nullptr);
+  p.args = args;
+  p.k_tiles = static_cast<int>(args.kblock / kFusedTileK);
+  const int64_t rows = kFully ? args.m : args.rows, cols = kFully ? args.n : args.cols;
+  const dim3 grid(static_cast<unsigned>((rows + kFusedTileM - 1) / kFusedTileM),
+                  static_cast<unsigned>((cols + kFusedTileN - 1) / kFusedTileN));
+  if (grid.y > 65535) return cudaErrorInvalidValue;
+  const int smem = static_cast<int>(sizeof(SharedStorage));
+  auto kernel = fused_ozaki_sm90_kernel<kFully>;
+  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (e != cudaSuccess) return e;
+  kernel<<<grid, kThreads, smem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launch_fused_sm90(const FusedArgs& args, bool fully_fused, cudaStream_t stream) {
+  return fully_fused ? launch<true>(args, stream) : launch<false>(args, stream);
+}
+bool fused_sm90_built() { return true; }
+
+}  // namespace kernels
+}  // namespace ozgemm
+
+#else  // !OZGEMM_BUILD_SM90_FUSED
+
+namespace ozgemm {
+namespace kernels {
+cudaError_t launch_fused_sm90(const FusedArgs&, bool, cudaStream_t) { return cudaErrorNotSupported; }
+bool fused_sm90_built() { return false; }
+}  // namespace kernels
+}  // namespace ozgemm
+
+#endif
