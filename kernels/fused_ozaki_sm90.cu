@@ -33,48 +33,63 @@ namespace {
 using namespace cute;
 namespace nm = ozgemm::numerics;
 
-using TileShape = Shape<Int<kFusedTileM>, Int<kFusedTileN>, Int<kFusedTileK>>;
-// 2 x 2 clusters: the CTAs of a cluster row share their A tiles and those of a cluster column
-// their B tiles through TMA multicast, halving the L2 -> SM traffic per k-tile (32 KB -> 16 KB).
-// Without it the 128 x 128 kernel is L2-bound: 128 INT8 ops per byte at ~5.5 TB/s is ~700 TOPS,
-// which is what the single-CTA version measured (708 TOPS, n = 8192, H100).
-using ClusterShape = Shape<_2, _2, _1>;
-constexpr int kClusterM = 2, kClusterN = 2;
-
-struct ExtraSmem {
-  int32_t shift_a[kFusedTileM];
-  int32_t shift_b[kFusedTileN];
+// One configuration of the kernel: tile N and the cluster shape.
+//   fully fused:     128 x 128 tiles, 2 x 2 clusters. Each consumer thread keeps 64 int32 and
+//                    64 FP64 accumulators: a 128 x 256 tile would need 384 registers.
+//   partially fused: 128 x 256 tiles, 2 x 1 clusters (only int32 accumulators). Wider wgmma
+//                    (n = 256) halves the shared-memory bytes per INT8 op: with n = 128 the two
+//                    consumer warp groups need ~192 B/clk of the SM's 128 B/clk at full rate.
+// Clusters share tiles through TMA multicast: without them the 128 x 128 kernel is L2-bound
+// (128 INT8 ops per byte at ~5.5 TB/s is ~700 TOPS, what the single-CTA version measured).
+template <int kTileN_, int kClM, int kClN>
+struct FusedConfig {
+  static constexpr int kTileM = kFusedTileM, kTileN = kTileN_, kTileK = kFusedTileK;
+  static constexpr int kClusterM = kClM, kClusterN = kClN;
+  using TileShape = Shape<Int<kTileM>, Int<kTileN_>, Int<kTileK>>;
+  using ClusterShape = Shape<Int<kClM>, Int<kClN>, _1>;
+  struct ExtraSmem {
+    int32_t shift_a[kTileM];
+    int32_t shift_b[kTileN];
+  };
+  using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,
+      int8_t, cutlass::layout::RowMajor, 16,      // A: rows of op(A), k contiguous
+      int8_t, cutlass::layout::ColumnMajor, 16,   // B: columns of op(B), k contiguous
+      int32_t, TileShape, ClusterShape,
+      cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(ExtraSmem) + 256)>,
+      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+  using TiledMma = typename Mainloop::TiledMma;
+  using MainloopPipeline = typename Mainloop::MainloopPipeline;
+  using PipelineState = typename Mainloop::PipelineState;
+  static constexpr int kConsumerThreads = static_cast<int>(size(TiledMma{}));  // 256: two warp groups
+  static constexpr int kThreads = kConsumerThreads + 128;
+  struct SharedStorage {
+    typename Mainloop::TensorStorage tensors;
+    alignas(16) typename Mainloop::PipelineStorage pipeline;
+    ExtraSmem extra;
+  };
+  struct KernelParams {
+    typename Mainloop::Params mainloop;
+    FusedArgs args;
+    int k_tiles;  // kblock / kTileK
+  };
 };
+using FullyFusedConfig = FusedConfig<128, 2, 2>;
+using PartiallyFusedConfig = FusedConfig<256, 2, 1>;
 
-using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,
-    int8_t, cutlass::layout::RowMajor, 16,      // A: rows of op(A), k contiguous
-    int8_t, cutlass::layout::ColumnMajor, 16,   // B: columns of op(B), k contiguous
-    int32_t, TileShape, ClusterShape,
-    cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(ExtraSmem) + 256)>,
-    cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
-
-using TiledMma = typename Mainloop::TiledMma;
-using MainloopPipeline = typename Mainloop::MainloopPipeline;
-using PipelineState = typename Mainloop::PipelineState;
-constexpr int kConsumerThreads = static_cast<int>(size(TiledMma{}));  // 256: two warp groups
-constexpr int kThreads = kConsumerThreads + 128;
-
-struct SharedStorage {
-  typename Mainloop::TensorStorage tensors;
-  alignas(16) typename Mainloop::PipelineStorage pipeline;
-  ExtraSmem extra;
-};
-
-struct KernelParams {
-  typename Mainloop::Params mainloop;
-  FusedArgs args;
-  int k_tiles;  // kblock / 128
-};
-
-template <bool kFully>
-__global__ void __launch_bounds__(kThreads, 1) fused_ozaki_sm90_kernel(CUTLASS_GRID_CONSTANT KernelParams const p) {
+template <class Cfg, bool kFully>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    fused_ozaki_sm90_kernel(CUTLASS_GRID_CONSTANT typename Cfg::KernelParams const p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using TileShape = typename Cfg::TileShape;
+  using ClusterShape = typename Cfg::ClusterShape;
+  using Mainloop = typename Cfg::Mainloop;
+  using TiledMma = typename Cfg::TiledMma;
+  using MainloopPipeline = typename Cfg::MainloopPipeline;
+  using PipelineState = typename Cfg::PipelineState;
+  using SharedStorage = typename Cfg::SharedStorage;
+  constexpr int kTileM = Cfg::kTileM, kTileN = Cfg::kTileN;
+  constexpr int kConsumerThreads = Cfg::kConsumerThreads;
   extern __shared__ __align__(128) char smem_buf[];
   SharedStorage& ss = *reinterpret_cast<SharedStorage*>(smem_buf);
   const FusedArgs& a = p.args;
@@ -83,8 +98,8 @@ __global__ void __launch_bounds__(kThreads, 1) fused_ozaki_sm90_kernel(CUTLASS_G
   const int warp_in_group = cutlass::canonical_warp_idx_sync() % 4;
   const int s = a.s;
   // Tile of C, in global coordinates.
-  const int64_t tile_row0 = a.row0 + int64_t(blockIdx.x) * kFusedTileM;
-  const int64_t tile_col0 = a.col0 + int64_t(blockIdx.y) * kFusedTileN;
+  const int64_t tile_row0 = a.row0 + int64_t(blockIdx.x) * kTileM;
+  const int64_t tile_col0 = a.col0 + int64_t(blockIdx.y) * kTileN;
 
   if (warp_group == 0 && warp_in_group == 0 && cute::elect_one_sync()) Mainloop::prefetch_tma_descriptors(p.mainloop);
 
@@ -98,12 +113,14 @@ __global__ void __launch_bounds__(kThreads, 1) fused_ozaki_sm90_kernel(CUTLASS_G
 
   if (kFully && warp_group > 0) {
     const int t = thread_idx - 128;
-    if (t < kFusedTileM) {
-      const int64_t r = tile_row0 + t;
-      ss.extra.shift_a[t] = r < a.m_pad ? a.shift_a[r] : 0;
-    } else {
-      const int64_t c = tile_col0 + (t - kFusedTileM);
-      ss.extra.shift_b[t - kFusedTileM] = c < a.n_pad ? a.shift_b[c] : 0;
+    for (int i = t; i < kTileM + kTileN; i += kConsumerThreads) {
+      if (i < kTileM) {
+        const int64_t r = tile_row0 + i;
+        ss.extra.shift_a[i] = r < a.m_pad ? a.shift_a[r] : 0;
+      } else {
+        const int64_t c = tile_col0 + (i - kTileM);
+        ss.extra.shift_b[i - kTileM] = c < a.n_pad ? a.shift_b[c] : 0;
+      }
     }
   }
   // Pipeline init (barriers, possibly signalled by the other CTAs of the cluster) and the shifts
@@ -120,7 +137,7 @@ __global__ void __launch_bounds__(kThreads, 1) fused_ozaki_sm90_kernel(CUTLASS_G
       auto load_inputs = mainloop.load_init(make_shape(int(a.m_pad), int(a.n_pad), K, 1), p.mainloop);
       Tensor gA_mkl = get<0>(load_inputs);  // (BM, BK, m-tiles, k-tiles, l)
       Tensor gB_nkl = get<1>(load_inputs);  // (BN, BK, n-tiles, k-tiles, l)
-      const auto blk_coord = make_coord(int(tile_row0 / kFusedTileM), int(tile_col0 / kFusedTileN), _, 0);
+      const auto blk_coord = make_coord(int(tile_row0 / kTileM), int(tile_col0 / kTileN), _, 0);
       const uint32_t rank = cute::block_rank_in_cluster();
       for (int d = s - 1; d >= 0; --d) {
         // A_d .. A_0 start (s-1-d) slices into A's row; B_0 .. B_d at the start of B's.
@@ -191,15 +208,17 @@ __global__ void __launch_bounds__(kThreads, 1) fused_ozaki_sm90_kernel(CUTLASS_G
 #endif
 }
 
-template <bool kFully>
+template <class Cfg, bool kFully>
 cudaError_t launch(const FusedArgs& args, cudaStream_t stream) {
-  if (args.kblock % kFusedTileK != 0 || args.row0 % kFusedTileM != 0 || args.col0 % kFusedTileN != 0)
+  using Mainloop = typename Cfg::Mainloop;
+  constexpr int kTileM = Cfg::kTileM, kTileN = Cfg::kTileN, kClusterM = Cfg::kClusterM, kClusterN = Cfg::kClusterN;
+  if (args.kblock % kFusedTileK != 0 || args.row0 % kTileM != 0 || args.col0 % kTileN != 0)
     return cudaErrorInvalidValue;
   const int K = static_cast<int>(args.s * args.kblock);
   typename Mainloop::Arguments margs{
       args.slices_a, make_stride(int64_t(args.ld_slices), Int<1>{}, int64_t(0)),
       args.slices_b, make_stride(int64_t(args.ld_slices), Int<1>{}, int64_t(0))};
-  KernelParams p;
+  typename Cfg::KernelParams p;
   p.mainloop = Mainloop::to_underlying_arguments(
       make_shape(int(args.m_pad), int(args.n_pad), K, 1), margs, nullptr);
   p.args = args;
@@ -208,16 +227,16 @@ cudaError_t launch(const FusedArgs& args, cudaStream_t stream) {
   // The grid is rounded up to whole clusters; tiles past the matrix load zeros (TMA bounds)
   // and write nothing.
   auto tiles = [](int64_t x, int64_t tile, int64_t cluster) { return ((x + tile - 1) / tile + cluster - 1) / cluster * cluster; };
-  const dim3 grid(static_cast<unsigned>(tiles(rows, kFusedTileM, kClusterM)),
-                  static_cast<unsigned>(tiles(cols, kFusedTileN, kClusterN)));
+  const dim3 grid(static_cast<unsigned>(tiles(rows, kTileM, kClusterM)),
+                  static_cast<unsigned>(tiles(cols, kTileN, kClusterN)));
   if (grid.y > 65535) return cudaErrorInvalidValue;
-  const int smem = static_cast<int>(sizeof(SharedStorage));
-  auto kernel = fused_ozaki_sm90_kernel<kFully>;
+  const int smem = static_cast<int>(sizeof(typename Cfg::SharedStorage));
+  auto kernel = fused_ozaki_sm90_kernel<Cfg, kFully>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
-  cfg.blockDim = dim3(kThreads);
+  cfg.blockDim = dim3(Cfg::kThreads);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
@@ -235,7 +254,7 @@ cudaError_t launch(const FusedArgs& args, cudaStream_t stream) {
 }  // namespace
 
 cudaError_t launch_fused_sm90(const FusedArgs& args, bool fully_fused, cudaStream_t stream) {
-  return fully_fused ? launch<true>(args, stream) : launch<false>(args, stream);
+  return fully_fused ? launch<FullyFusedConfig, true>(args, stream) : launch<PartiallyFusedConfig, false>(args, stream);
 }
 bool fused_sm90_built() { return true; }
 

@@ -68,13 +68,14 @@ struct FusedArgs {
   int64_t ldc;
   OperandView a, b;
   // partially fused: this launch covers rows row0 .. row0+rows-1 and columns col0 .. col0+cols-1
-  // (row0, col0 multiples of 128); plane d at planes + d * plane_elems, element (r, c) of the
+  // (row0 a multiple of 128, col0 of 256); plane d at planes + d * plane_elems, element (r, c) of the
   // chunk at r + c * ld_plane.
   int32_t* planes;
   int64_t plane_elems, ld_plane;
   int64_t row0, col0, rows, cols;
 };
-constexpr int kFusedTileM = 128, kFusedTileN = 128, kFusedTileK = 128;
+// Tiles: 128 rows, 128-deep k; 128 columns (fully fused) or 256 (partially fused).
+constexpr int kFusedTileM = 128, kFusedTileK = 128, kFusedMaxTileN = 256;
 // cudaErrorNotSupported when this build has no sm_90a code (OZGEMM_CUDA_ARCHITECTURES).
 cudaError_t launch_fused_sm90(const FusedArgs& args, bool fully_fused, cudaStream_t stream);
 bool fused_sm90_built();

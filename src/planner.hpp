@@ -76,9 +76,9 @@ constexpr double kEmulationEfficiency = 0.6;  // unfused end-to-end vs INT8 peak
 
 // Fused Hopper kernels (kernels/fused_ozaki_sm90.cu): k-blocks are multiples of their 128-deep
 // k-tile, there is exactly one k-block (s * kblock within the int32 bound, so k <= 18688 at 7
-// slices, 16256 at 8), and partially fused chunks start on 128 x 128 tiles.
+// slices, 16256 at 8), and partially fused chunks start on tile boundaries (128 x 256).
 constexpr int64_t kFusedKAlign = 128;
-constexpr int64_t kFusedChunkAlign = 128;
+constexpr int64_t kFusedChunkAlign = 256;  // the partially fused kernel's widest tile
 
 // Plans an emulated variant (Unfused, PartiallyFused, FullyFused). Returns an empty string, or
 // why the problem cannot be planned for that variant (for the fused ones: not Hopper, or k past
