@@ -114,3 +114,23 @@ foreach(case IN LISTS bad_cases)
 endforeach()
 
 message(STATUS "cli_test: all checks passed")
+
+# --- model --json: 4 datasheet devices x 4 variants, plus a device of one's own -----------------
+ozgemm_run(mo model --m 4096 --n 4096 --k 4096 --slices 7 --int8-tops 1450 --bandwidth 3000 --json)
+if(NOT mo_rc EQUAL 0)
+  fail("'model --json' should exit 0" "${mo_rc}" "${mo_out}" "${mo_err}")
+endif()
+string(JSON npred ERROR_VARIABLE jerr LENGTH "${mo_out}" predictions)
+if(jerr OR NOT npred EQUAL 20)
+  fail("'model --json' should give 20 predictions (${jerr})" "${mo_rc}" "${mo_out}" "${mo_err}")
+endif()
+# The custom device's fully fused prediction: 2*4096^3*28 ops at 1450 TOPS dominate (~2.65 ms).
+string(JSON ms ERROR_VARIABLE jerr GET "${mo_out}" predictions 18 ms)
+string(JSON var ERROR_VARIABLE jerr2 GET "${mo_out}" predictions 18 variant)
+if(jerr OR jerr2 OR NOT var STREQUAL "fully-fused" OR ms LESS 2.6 OR ms GREATER 3.0)
+  fail("'model' custom fully-fused prediction out of range: ${var} ${ms} ms" "${mo_rc}" "${mo_out}" "${mo_err}")
+endif()
+ozgemm_run(mb model --int8-tops 1000)
+if(NOT mb_rc EQUAL 2)
+  fail("'model --int8-tops' without --bandwidth should exit 2" "${mb_rc}" "${mb_out}" "${mb_err}")
+endif()

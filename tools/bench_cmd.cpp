@@ -20,6 +20,7 @@
 
 #include "cli.hpp"
 #include "ozgemm/ozgemm.hpp"
+#include "ozgemm/perf_model.hpp"
 
 namespace ozgemm {
 namespace cli {
@@ -148,8 +149,48 @@ std::vector<double> time_runs(const HostProblem& p, Sets& sets, cudaStream_t str
   return out;
 }
 
+// Device-to-device copy rate, bytes read + written per second / 1e9 (median of 5 copies of 1 GiB).
+double probe_copy_gbs(cudaStream_t stream) {
+  const size_t bytes = size_t(1) << 30;
+  void *src = nullptr, *dst = nullptr;
+  BENCH_CUDA(cudaMalloc(&src, bytes));
+  BENCH_CUDA(cudaMalloc(&dst, bytes));
+  BENCH_CUDA(cudaMemsetAsync(src, 0x3c, bytes, stream));
+  cudaEvent_t e0, e1;
+  BENCH_CUDA(cudaEventCreate(&e0));
+  BENCH_CUDA(cudaEventCreate(&e1));
+  std::vector<double> ms;
+  for (int i = 0; i < 6; ++i) {
+    BENCH_CUDA(cudaEventRecord(e0, stream));
+    BENCH_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    BENCH_CUDA(cudaEventRecord(e1, stream));
+    BENCH_CUDA(cudaEventSynchronize(e1));
+    float t = 0;
+    BENCH_CUDA(cudaEventElapsedTime(&t, e0, e1));
+    if (i > 0) ms.push_back(t);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(src);
+  cudaFree(dst);
+  return 2.0 * double(bytes) / (median(ms) * 1e6);
+}
+
+// The datasheet spec closest to the device's name (H200 before H100), with the probed copy rate.
+model::DeviceSpec spec_for(const std::string& device, double copy_gbs) {
+  const auto& specs = model::datasheet_specs();
+  model::DeviceSpec d = specs[0];  // H100-SXM
+  for (const auto& s : specs)
+    if (device.find(s.name.substr(0, 4)) != std::string::npos) d = s;
+  d.bandwidth_gbs = copy_gbs;
+  return d;
+}
+
 struct BenchResult {
   Sizes sizes;
+  double copy_gbs = 0;
+  model::DeviceSpec spec;
+  double model_ms = 0, model_native_ms = 0;
   int slices = 0;
   std::string variant;
   Measured emu, native;
@@ -237,6 +278,14 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   r.native.ms = median(time_runs(p, sets, stream, warmup, iters, native));
   r.native.err = errors_of_set0(native);
   cublasDestroy(cb);
+  r.copy_gbs = probe_copy_gbs(stream);
+  r.spec = spec_for(r.device, r.copy_gbs);
+  const model::Variant mv = v == OZGEMM_VARIANT_PARTIALLY_FUSED ? model::Variant::PartiallyFused
+                            : v == OZGEMM_VARIANT_FULLY_FUSED   ? model::Variant::FullyFused
+                            : v == OZGEMM_VARIANT_NATIVE        ? model::Variant::Native
+                                                                : model::Variant::Unfused;
+  r.model_ms = model::predict(mv, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
+  r.model_native_ms = model::predict(model::Variant::Native, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
   h.set_stream(nullptr);
   BENCH_CUDA(cudaStreamSynchronize(stream));
   cudaStreamDestroy(stream);
@@ -281,6 +330,10 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     json_error_fields(j, r.native.err);
     j.end_object();
     j.field("speedup_vs_native", r.native.ms / r.emu.ms);
+    j.key("model").begin_object();
+    j.field("spec", r.spec.name).field("int8_tops", r.spec.int8_tops).field("copy_gbs", r.copy_gbs);
+    j.field("ozgemm_ms", r.model_ms).field("native_ms", r.model_native_ms);
+    j.end_object();
     j.end_object();
     std::cout << j.str() << "\n";
     return;
@@ -296,6 +349,9 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
              fmt_sci(r.native.err.normwise), fmt_sci(r.native.err.componentwise),
              fmt_sci(r.native.err.elementwise)});
   t.print(std::cout);
+  std::cout << "  model (" << r.spec.name << " datasheet INT8 " << fmt_fixed(r.spec.int8_tops, 0)
+            << " TOPS, measured copy " << fmt_fixed(r.copy_gbs, 0) << " GB/s): ozgemm " << fmt_fixed(r.model_ms, 3)
+            << " ms, native " << fmt_fixed(r.model_native_ms, 3) << " ms\n";
   std::cout << "  errors: " << kErrorSamples << " sampled entries vs double-double reference; speedup vs native "
             << fmt_fixed(r.native.ms / r.emu.ms, 2) << "x\n";
   if (r.emu.phases) {

@@ -62,7 +62,7 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class Command { Help, Run, Accuracy, Bench };
+enum class Command { Help, Run, Accuracy, Bench, Model };
 
 // Values equal ozgemmVariant_t (ozgemm.h): static_cast<ozgemmVariant_t>(v) is valid.
 enum class CliVariant : int { Auto = 0, Unfused = 1, PartiallyFused = 2, FullyFused = 3, Native = 4 };
@@ -85,6 +85,8 @@ struct CliOptions {
   bool variant_given = false;
   int iters = 0;                   // --iters: timed repetitions; 0 = the command's default
   bool help = false;               // --help / -h given after the subcommand
+  // model: a device of one's own (0: not given); --int8-tops, --bandwidth (GB/s), --fp64-tflops
+  double int8_tops = 0, bandwidth_gbs = 0, fp64_tflops = 0;
 
   bool size_given() const { return m >= 0 || n >= 0 || k >= 0; }
 };
@@ -189,6 +191,8 @@ void json_error_fields(Json& j, const ref::ErrorMetrics& e);
 // Commands. Each returns the process exit code; UsageError may escape to the dispatcher.
 int cmd_run(const CliOptions& o);
 int cmd_accuracy(const CliOptions& o);
+// `ozgemm model`: roofline predictions per variant (tools/model_cmd.cpp); no GPU needed.
+int cmd_model(const CliOptions& o);
 // The host-reference path of `run` (used when there is no GPU). `note` is the line that says
 // why (printed first in text mode, a "note" field in JSON).
 int run_on_host(const CliOptions& o, const std::string& note);

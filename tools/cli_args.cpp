@@ -86,6 +86,7 @@ bool parse_command(const std::string& name, Command* c) {
   if (name == "run") *c = Command::Run;
   else if (name == "accuracy") *c = Command::Accuracy;
   else if (name == "bench") *c = Command::Bench;
+  else if (name == "model") *c = Command::Model;
   else if (name == "help" || name == "--help" || name == "-h") *c = Command::Help;
   else return false;
   return true;
@@ -136,7 +137,8 @@ CliOptions parse_args(int argc, const char* const* argv) {
       continue;
     }
     static const char* const kValueFlags[] = {"--m",    "--n",     "--k",    "--slices", "--phi",     "--transa",
-                                              "--transb", "--alpha", "--beta", "--seed",   "--variant", "--iters"};
+                                              "--transb", "--alpha", "--beta", "--seed",   "--variant", "--iters",
+                                              "--int8-tops", "--bandwidth", "--fp64-tflops"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || flag == f;
     if (!known) throw UsageError("unknown option " + quoted(flag) + " (try 'ozgemm help')");
@@ -165,6 +167,10 @@ CliOptions parse_args(int argc, const char* const* argv) {
       o.variant_given = true;
     } else if (flag == "--iters") {
       o.iters = static_cast<int>(parse_count(flag, value, 1000000));
+    } else if (flag == "--int8-tops" || flag == "--bandwidth" || flag == "--fp64-tflops") {
+      const double v = parse_double(flag, value);
+      if (!(v > 0)) throw UsageError(flag + " must be > 0 (got " + value + ")");
+      (flag == "--int8-tops" ? o.int8_tops : flag == "--bandwidth" ? o.bandwidth_gbs : o.fp64_tflops) = v;
     }
   }
   return o;
@@ -190,6 +196,8 @@ std::string usage() {
        "            and several input ranges (phi), beside plain FP64 (default "
     << kDefaultSizeHost << "^3, host)\n"
        "  bench     timings of the GPU variants (GPU builds only)\n"
+       "  model     roofline prediction per variant for H100, H200, L40S, B200 (no GPU needed);\n"
+       "            --int8-tops T --bandwidth GBPS [--fp64-tflops F] adds a device of your own\n"
        "  help      this text\n"
        "\n"
        "options (all commands):\n"

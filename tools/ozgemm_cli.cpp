@@ -268,6 +268,7 @@ int run_cli(int argc, const char* const* argv) {
     switch (o.command) {
       case Command::Run: return cmd_run(o);
       case Command::Accuracy: return cmd_accuracy(o);
+      case Command::Model: return cmd_model(o);
       case Command::Bench:
 #if OZGEMM_HAVE_CUDA
 #ifdef OZGEMM_HAVE_BENCH_CMD
