@@ -53,7 +53,8 @@ PY
   done; done
 done
 
-# Pack the JSON results (the device tool returns at most 8 files).
+# Pack the JSON results (the device tool returns at most 8 files); drop empty stderr files.
+find "$OUT" -maxdepth 1 -name '*.err' -empty -delete
 if ls "$OUT"/*.json >/dev/null 2>&1; then
-  (cd "$OUT" && mkdir -p results && mv ./*.json results/ && tar czf results.tgz results && rm -rf results)
+  (cd "$OUT" && mkdir -p results && mv ./*.json ./*.err results/ 2>/dev/null; tar czf results.tgz results && rm -rf results)
 fi

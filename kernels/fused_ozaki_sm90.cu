@@ -75,6 +75,7 @@ struct FusedConfig {
   };
 };
 using FullyFusedConfig = FusedConfig<128, 2, 2>;
+constexpr int kGroupTilesM = 16;  // rasterisation group height in tiles (2048 rows)
 using PartiallyFusedConfig = FusedConfig<256, 2, 1>;
 
 template <class Cfg, bool kFully>
@@ -98,8 +99,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int warp_in_group = cutlass::canonical_warp_idx_sync() % 4;
   const int s = a.s;
   // Tile of C, in global coordinates.
-  const int64_t tile_row0 = a.row0 + int64_t(blockIdx.x) * kTileM;
-  const int64_t tile_col0 = a.col0 + int64_t(blockIdx.y) * kTileN;
+  // Rasterisation: clusters are taken in groups of kGroupTilesM / kClusterM cluster rows, n
+  // fastest within a group, so the CTAs resident at one time share few A and B panels (they
+  // move through k in near lock-step, so shared panels are read from DRAM about once). In
+  // launch order (m fastest) a wave of 132 CTAs would touch every m-panel of a column.
+  constexpr int kClM = Cfg::kClusterM, kClN = Cfg::kClusterN, kGroupClusters = kGroupTilesM / kClM;
+  const int clusters_m = gridDim.x / kClM, clusters_n = gridDim.y / kClN;
+  const int cluster_lin = blockIdx.x / kClM + (blockIdx.y / kClN) * clusters_m;
+  const int group = cluster_lin / (kGroupClusters * clusters_n);
+  const int in_group = cluster_lin % (kGroupClusters * clusters_n);
+  const int group_rows = min(kGroupClusters, clusters_m - group * kGroupClusters);
+  const int cm = group * kGroupClusters + in_group % group_rows, cn = in_group / group_rows;
+  const int64_t tile_row0 = a.row0 + int64_t(cm * kClM + blockIdx.x % kClM) * kTileM;
+  const int64_t tile_col0 = a.col0 + int64_t(cn * kClN + blockIdx.y % kClN) * kTileN;
 
   if (warp_group == 0 && warp_in_group == 0 && cute::elect_one_sync()) Mainloop::prefetch_tma_descriptors(p.mainloop);
 
