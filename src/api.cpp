@@ -41,9 +41,14 @@ ozgemmStatus_t make_shape(cublasOperation_t ta, cublasOperation_t tb, int m, int
 int effective_slices(const ozgemmContext* h);
 
 // Which path runs a problem: the handle's variant, or the planner's choice for AUTO.
+bool fused_available(const ozgemmContext* h);
+
 ozgemmVariant_t resolve_variant(const ozgemmContext* h, const GemmShape& s) {
   if (h->variant != OZGEMM_VARIANT_AUTO) return h->variant;
-  return static_cast<ozgemmVariant_t>(ozgemm::choose_auto_variant(s, effective_slices(h), h->dev));
+  auto v = static_cast<ozgemmVariant_t>(ozgemm::choose_auto_variant(s, effective_slices(h), h->dev));
+  if ((v == OZGEMM_VARIANT_PARTIALLY_FUSED || v == OZGEMM_VARIANT_FULLY_FUSED) && !fused_available(h))
+    v = OZGEMM_VARIANT_UNFUSED;
+  return v;
 }
 
 // Plans an emulated variant. A fused variant the problem does not fit (k past the fused

@@ -39,11 +39,28 @@ constexpr ArchRates kArchRates[] = {
 };
 }  // namespace
 
+// Hopper (sm_90), measured on an H100 SXM, 2026-11-21 (bench/results/2026-11-21-h100-variants,
+// `bash bench/device_session.sh`): native DGEMM 51-60 TFLOPS at every benchmarked shape.
+// Emulation won only with 6 slices at 8192^3 (partially fused 61.6, unfused 61.5 vs native 57.0);
+// at 4096^3 with 6 slices native still won (60.0 vs 57.0). With 7 or 8 slices native won
+// everywhere (best emulated: 47.0 TFLOPS at 16384^3, 7 slices).
+struct HopperRule {
+  int max_slices;
+  int64_t min_mn, min_k;  // min(m, n) and k at least
+  Variant variant;
+};
+constexpr HopperRule kHopperRules[] = {
+    {6, 8192, 8192, Variant::PartiallyFused},
+};
+
 Variant choose_auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev) {
   const int cc = dev.cc_major * 10 + dev.cc_minor;
-  if (cc < 75) return Variant::Native;              // no INT8 tensor cores
-  if (dev.cc_major == 9) return Variant::Native;    // measured: see the header
-  (void)shape;
+  if (cc < 75) return Variant::Native;  // no INT8 tensor cores
+  if (dev.cc_major == 9) {
+    for (const auto& r : kHopperRules)
+      if (slices <= r.max_slices && std::min(shape.m, shape.n) >= r.min_mn && shape.k >= r.min_k) return r.variant;
+    return Variant::Native;
+  }
   const ArchRates* best = nullptr;                  // the closest known architecture not newer
   for (const auto& r : kArchRates)
     if (r.cc <= cc && (!best || r.cc > best->cc)) best = &r;

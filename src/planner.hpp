@@ -67,8 +67,9 @@ constexpr int64_t kMaxChunkCols = 65536;
 constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 
 // What OZGEMM_VARIANT_AUTO runs: the variant expected to be fastest at the requested slice
-// count. Measured on H100 (docs/benchmarking.md): native DGEMM beats the unfused emulation at
-// every benchmarked shape there, so Hopper gets Native until faster (fused) variants exist.
+// count (the slice count is the accuracy the caller asked for). Hopper: a table measured on
+// H100 (planner.cpp, docs/performance.md); native DGEMM unless the table says an emulated
+// variant won there. A fused choice the problem does not fit falls back to unfused (api.cpp).
 // Other architectures follow the roofline: emulation is chosen when the INT8 rate divided by
 // the s(s+1)/2 products, derated by kEmulationEfficiency, exceeds the FP64 rate.
 Variant choose_auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev);
