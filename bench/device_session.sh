@@ -38,9 +38,10 @@ fi
 echo "== bench"
 for shape in ${SHAPES:-1024x1024x1024 2048x2048x2048 4096x4096x4096 8192x8192x8192 16384x16384x16384 32768x256x4096}; do
   set -- ${shape//x/ }
-  for s in ${SLICES:-7}; do for v in ${VARIANTS:-unfused}; do
-    f="$OUT/bench_${1}x${2}x${3}_s${s}_${v}.json"
-    "$BIN/ozgemm" bench --m $1 --n $2 --k $3 --slices $s --variant $v --iters ${ITERS:-10} --json > "$f" 2> "$f.err" || cat "$f.err"
+  for s in ${SLICES:-7}; do for vf in ${VARIANTS:-unfused}; do
+    v=${vf%%:*}; fam=auto; [ "$vf" != "$v" ] && fam=${vf#*:}   # e.g. fully-fused:portable
+    f="$OUT/bench_${1}x${2}x${3}_s${s}_${v}$([ $fam != auto ] && echo _$fam).json"
+    "$BIN/ozgemm" bench --m $1 --n $2 --k $3 --slices $s --variant $v --family $fam --iters ${ITERS:-10} --json > "$f" 2> "$f.err" || cat "$f.err"
     python3 - "$f" <<'PY'
 import json,sys
 try:
@@ -48,7 +49,7 @@ try:
 except Exception as e:
     print("bad json", sys.argv[1], e); sys.exit()
 o=r["ozgemm"]; n=r["native_dgemm"]
-print(f'{r["m"]}x{r["n"]}x{r["k"]} s={r["slices"]} {r["variant"]}: ozgemm {o["ms"]:.3f} ms {o["tflops"]:.1f} TF (prod {o.get("products_int8_tops",0):.0f} TOPS, pre {o.get("max_reduce_ms",0)+o.get("slicing_ms",0):.3f} ms, epi {o.get("epilogue_ms",0):.3f} ms) comperr {o["componentwise"]:.2e} | native {n["ms"]:.3f} ms {n["tflops"]:.1f} TF comperr {n["componentwise"]:.2e}')
+print(f'{r["m"]}x{r["n"]}x{r["k"]} s={r["slices"]} {r["variant"]}/{r.get("family","auto")}: ozgemm {o["ms"]:.3f} ms {o["tflops"]:.1f} TF (prod {o.get("products_int8_tops",0):.0f} TOPS, pre {o.get("max_reduce_ms",0)+o.get("slicing_ms",0):.3f} ms, epi {o.get("epilogue_ms",0):.3f} ms) comperr {o["componentwise"]:.2e} | native {n["ms"]:.3f} ms {n["tflops"]:.1f} TF comperr {n["componentwise"]:.2e}')
 PY
   done; done
 done

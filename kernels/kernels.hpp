@@ -79,6 +79,10 @@ constexpr int kFusedTileM = 128, kFusedTileK = 128, kFusedMaxTileN = 256;
 // cudaErrorNotSupported when this build has no sm_90a code (OZGEMM_CUDA_ARCHITECTURES).
 cudaError_t launch_fused_sm90(const FusedArgs& args, bool fully_fused, cudaStream_t stream);
 bool fused_sm90_built();
+// The portable fused kernel (kernels/fused_ozaki_sm80.cu): mma.sync s8 + cp.async, sm_80 and
+// newer, 128 x 128 tiles, k-tiles of 64; same FusedArgs and semantics as launch_fused_sm90.
+cudaError_t launch_fused_portable(const FusedArgs& args, bool fully_fused, cudaStream_t stream);
+bool fused_portable_built();
 
 // C = beta * C (beta == 0: C = 0 without reading C), the BLAS quick return for k == 0 or alpha == 0.
 cudaError_t launch_scale_c(int64_t m, int64_t n, double beta, double* C, int64_t ldc, cudaStream_t stream);

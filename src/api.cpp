@@ -57,16 +57,23 @@ ozgemmVariant_t resolve_variant(const ozgemmContext* h, const GemmShape& s) {
 ozgemmStatus_t plan_for(const ozgemmContext* h, const GemmShape& s, ozgemmVariant_t v, ozgemm::Plan* plan) {
   const int slices = effective_slices(h);
   if (v == OZGEMM_VARIANT_PARTIALLY_FUSED || v == OZGEMM_VARIANT_FULLY_FUSED) {
-    if (ozgemm::plan_variant(s, slices, h->dev, static_cast<ozgemm::Variant>(v), plan).empty())
+    if (ozgemm::plan_variant(s, slices, h->dev, static_cast<ozgemm::Variant>(v), plan,
+                             static_cast<ozgemm::KernelFamily>(h->family))
+            .empty())
       return OZGEMM_STATUS_SUCCESS;
   }
   const std::string why = ozgemm::plan_unfused(s, slices, h->dev, plan);
   return why.empty() ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_INVALID_VALUE;
 }
 
-bool fused_available(const ozgemmContext* h) {
-  return ozgemm::kernels::fused_sm90_built() && h->dev.cc_major == 9 && h->dev.cc_minor == 0;
+bool family_available(const ozgemmContext* h, ozgemmKernelFamily_t f) {
+  const bool hopper = h->dev.cc_major == 9 && h->dev.cc_minor == 0;
+  if (f == OZGEMM_KERNELS_AUTO) f = hopper ? OZGEMM_KERNELS_SM90 : OZGEMM_KERNELS_PORTABLE;
+  if (f == OZGEMM_KERNELS_SM90) return ozgemm::kernels::fused_sm90_built() && hopper;
+  return ozgemm::kernels::fused_portable_built() && h->dev.cc_major >= 8;
 }
+
+bool fused_available(const ozgemmContext* h) { return family_available(h, h->family); }
 
 ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws) {
   if (h->user_ws) {
@@ -182,6 +189,15 @@ ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t h, ozgemmVariant_t v) {
       return OZGEMM_STATUS_SUCCESS;
   }
   return OZGEMM_STATUS_INVALID_VALUE;
+}
+
+ozgemmStatus_t ozgemmSetKernelFamily(ozgemmHandle_t h, ozgemmKernelFamily_t f) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (f != OZGEMM_KERNELS_AUTO && f != OZGEMM_KERNELS_SM90 && f != OZGEMM_KERNELS_PORTABLE)
+    return OZGEMM_STATUS_INVALID_VALUE;
+  if (!family_available(h, f)) return OZGEMM_STATUS_NOT_SUPPORTED;
+  h->family = f;
+  return OZGEMM_STATUS_SUCCESS;
 }
 
 ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t h, ozgemmVariant_t* v) {

@@ -17,6 +17,7 @@ struct ozgemmContext {
   cudaStream_t stream = nullptr;
   int slices = 0;  // 0: library default
   ozgemmVariant_t variant = OZGEMM_VARIANT_AUTO;
+  ozgemmKernelFamily_t family = OZGEMM_KERNELS_AUTO;
   cublasHandle_t cublas = nullptr;  // native DGEMM
   ozgemm::Int8GemmLt lt;
   bool autotune = true;  // time cuBLASLt candidates per shape (env OZGEMM_LT_AUTOTUNE=0 disables)

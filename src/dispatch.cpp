@@ -102,7 +102,8 @@ ozgemmStatus_t run_emulated(ozgemmContext* ctx, const Plan& plan, const GemmShap
     f.row0 = f.col0 = 0;
     f.rows = plan.m;
     f.cols = plan.n;
-    OZ_CUDA_TRY(kernels::launch_fused_sm90(f, /*fully_fused=*/true, st));
+    OZ_CUDA_TRY(plan.family == KernelFamily::Sm90 ? kernels::launch_fused_sm90(f, /*fully_fused=*/true, st)
+                                                  : kernels::launch_fused_portable(f, /*fully_fused=*/true, st));
     record(ctx, 3);  // products and epilogue are one phase: the epilogue interval is empty
     record(ctx, 4);
     return OZGEMM_STATUS_SUCCESS;
@@ -119,7 +120,8 @@ ozgemmStatus_t run_emulated(ozgemmContext* ctx, const Plan& plan, const GemmShap
         f.col0 = col0;
         f.rows = nrows;
         f.cols = ncols;
-        OZ_CUDA_TRY(kernels::launch_fused_sm90(f, /*fully_fused=*/false, st));
+        OZ_CUDA_TRY(plan.family == KernelFamily::Sm90 ? kernels::launch_fused_sm90(f, /*fully_fused=*/false, st)
+                                                      : kernels::launch_fused_portable(f, /*fully_fused=*/false, st));
       } else {
         // Products: one GEMM per (diagonal d, k-block b) over the contiguous k-range of length
         // (d+1)*kblock (layout in src/planner.hpp).

@@ -73,16 +73,21 @@ int64_t diag_buffer_cap(const DeviceDesc& dev) {
   return std::min(kDiagBufferCap, std::max(kDiagBufferMin, dev.memory_bytes / 8));
 }
 
-std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& dev, Variant variant, Plan* plan) {
+std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& dev, Variant variant, Plan* plan,
+                         KernelFamily family) {
   const std::string why = check_shape(shape);
   if (!why.empty()) return why;
   if (slices < 1 || slices > numerics::kMaxSlices) return "slices must be in 1..20";
   if (dev.cc_major * 10 + dev.cc_minor < 75) return "INT8 tensor cores need compute capability 7.5 or newer";
   const bool fused = variant == Variant::PartiallyFused || variant == Variant::FullyFused;
   if (!fused && variant != Variant::Unfused) return "plan_variant plans the emulated variants only";
-  if (fused && dev.cc_major != 9) return "the fused kernels need a Hopper GPU (sm_90a)";
+  const bool hopper = dev.cc_major == 9 && dev.cc_minor == 0;
+  if (fused && family == KernelFamily::Auto) family = hopper ? KernelFamily::Sm90 : KernelFamily::Portable;
+  if (fused && family == KernelFamily::Sm90 && !hopper) return "the Hopper fused kernels need an sm_90 GPU";
+  if (fused && dev.cc_major < 8) return "the fused kernels need compute capability 8.0 or newer";
   Plan p;
   p.variant = variant;
+  p.family = fused ? family : KernelFamily::Auto;
   p.slices = slices;
   p.m = shape.m;
   p.n = shape.n;

@@ -11,6 +11,8 @@
 namespace ozgemm {
 
 enum class Variant : int { Auto = 0, Unfused = 1, PartiallyFused = 2, FullyFused = 3, Native = 4 };
+// Kernel family of the fused variants (values as ozgemmKernelFamily_t).
+enum class KernelFamily : int { Auto = 0, Sm90 = 1, Portable = 2 };
 const char* variant_name(Variant v);
 
 // What the planner knows of the device.
@@ -32,6 +34,7 @@ struct DeviceDesc {
 //   A from pos s-1-d (A_d .. A_0) and B from pos 0 (B_0 .. B_d): A_{d-t} pairs with B_t.
 struct Plan {
   Variant variant = Variant::Unfused;
+  KernelFamily family = KernelFamily::Auto;  // fused variants: Sm90 or Portable
   int slices = 8;
   int64_t m = 0, n = 0, k = 0;
   int64_t m_pad = 0, n_pad = 0;  // rows padded for the INT8 GEMM (multiple of kRowAlign)
@@ -84,7 +87,9 @@ constexpr int64_t kFusedChunkAlign = 256;  // the partially fused kernel's wides
 // Plans an emulated variant (Unfused, PartiallyFused, FullyFused). Returns an empty string, or
 // why the problem cannot be planned for that variant (for the fused ones: not Hopper, or k past
 // their int32 bound; the caller then falls back to Unfused).
-std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& dev, Variant variant, Plan* plan);
+// family: Auto picks Sm90 on compute capability 9.0, Portable on other sm_80+ GPUs.
+std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& dev, Variant variant, Plan* plan,
+                         KernelFamily family = KernelFamily::Auto);
 
 // Plans the unfused path. Returns an empty string, or why the problem cannot be planned.
 // k-blocking: kblock = the largest multiple of kKAlign with slices * kblock products within

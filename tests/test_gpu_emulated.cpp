@@ -94,27 +94,37 @@ int64_t compare_with_host(ozgemm::Handle& hd, const Case& c, const Operands& o, 
   return bad;
 }
 
-// One handle per emulated variant, set explicitly (AUTO may pick native DGEMM on this GPU).
-ozgemm::Handle& handle(ozgemmVariant_t v) {
-  static ozgemm::Handle* handles[5] = {};
-  if (!handles[v]) {
-    handles[v] = new ozgemm::Handle();
-    handles[v]->set_variant(v);
+// One configuration of the emulation: variant and, for the fused variants, kernel family.
+struct Config {
+  ozgemmVariant_t variant;
+  ozgemmKernelFamily_t family;
+};
+
+// One handle per configuration, set explicitly (AUTO may pick native DGEMM on this GPU).
+ozgemm::Handle& handle(const Config& c) {
+  static ozgemm::Handle* handles[5][3] = {};
+  ozgemm::Handle*& h = handles[c.variant][c.family];
+  if (!h) {
+    h = new ozgemm::Handle();
+    h->set_variant(c.variant);
+    ozgemm::check(ozgemmSetKernelFamily(h->get(), c.family), "ozgemmSetKernelFamily");
   }
-  return *handles[v];
+  return *h;
 }
 
-// Every test runs for each emulated variant; a variant this build or GPU lacks is skipped.
-class GpuEmulated : public ::testing::TestWithParam<ozgemmVariant_t> {
+// Every test runs for each configuration; one this build or GPU lacks is skipped.
+class GpuEmulated : public ::testing::TestWithParam<Config> {
  protected:
   void SetUp() override {
     REQUIRE_GPU();
     ozgemmHandle_t probe = nullptr;
     ASSERT_EQ(ozgemmCreate(&probe), OZGEMM_STATUS_SUCCESS);
-    const ozgemmStatus_t st = ozgemmSetVariant(probe, GetParam());
+    ozgemmStatus_t st = ozgemmSetVariant(probe, GetParam().variant);
+    if (st == OZGEMM_STATUS_SUCCESS) st = ozgemmSetKernelFamily(probe, GetParam().family);
     ozgemmDestroy(probe);
     if (st == OZGEMM_STATUS_NOT_SUPPORTED)
-      GTEST_SKIP() << ozgemmGetVariantString(GetParam()) << " is not available on this GPU/build";
+      GTEST_SKIP() << ozgemmGetVariantString(GetParam().variant) << " (family " << int(GetParam().family)
+                   << ") is not available on this GPU/build";
     ASSERT_EQ(st, OZGEMM_STATUS_SUCCESS);
   }
   ozgemm::Handle& h() { return handle(GetParam()); }
@@ -373,14 +383,19 @@ TEST_P(GpuEmulated, UserWorkspaceGivesSameBits) {
   cudaFree(ws);
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, GpuEmulated,
-                         ::testing::Values(OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED,
-                                           OZGEMM_VARIANT_FULLY_FUSED),
-                         [](const ::testing::TestParamInfo<ozgemmVariant_t>& i) {
-                           return i.param == OZGEMM_VARIANT_UNFUSED           ? std::string("Unfused")
-                                  : i.param == OZGEMM_VARIANT_PARTIALLY_FUSED ? std::string("PartiallyFused")
-                                                                               : std::string("FullyFused");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Variants, GpuEmulated,
+    ::testing::Values(Config{OZGEMM_VARIANT_UNFUSED, OZGEMM_KERNELS_AUTO},
+                      Config{OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_KERNELS_SM90},
+                      Config{OZGEMM_VARIANT_FULLY_FUSED, OZGEMM_KERNELS_SM90},
+                      Config{OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_KERNELS_PORTABLE},
+                      Config{OZGEMM_VARIANT_FULLY_FUSED, OZGEMM_KERNELS_PORTABLE}),
+    [](const ::testing::TestParamInfo<Config>& i) {
+      const std::string fam = i.param.family == OZGEMM_KERNELS_PORTABLE ? "Portable" : "Sm90";
+      return i.param.variant == OZGEMM_VARIANT_UNFUSED           ? std::string("Unfused")
+             : i.param.variant == OZGEMM_VARIANT_PARTIALLY_FUSED ? "PartiallyFused" + fam
+                                                                  : "FullyFused" + fam;
+    });
 
 TEST(GpuNoGpu, CreateFailsCleanlyWithoutGpu) {
   std::string why;

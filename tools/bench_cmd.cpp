@@ -217,6 +217,7 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   h.set_stream(stream);
   h.set_slices(o.slices > 0 ? o.slices : kDefaultSlices);
   h.set_variant(static_cast<ozgemmVariant_t>(o.variant));
+  check(ozgemmSetKernelFamily(h.get(), static_cast<ozgemmKernelFamily_t>(o.family)), "ozgemmSetKernelFamily");
   r.slices = h.slices();
   ozgemmVariant_t v;
   ozgemmGetVariant(h.get(), &v);
@@ -314,6 +315,7 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     j.field("phi", o.phi.empty() ? 0.5 : o.phi[0]);
     j.field("slices", r.slices);
     j.field("variant", r.variant);
+    j.field("family", o.family == 2 ? "portable" : o.family == 1 ? "sm90" : "auto");
     j.field("iters", r.emu.runs);
     j.field("buffer_sets", r.sets);
     j.key("ozgemm").begin_object();

@@ -87,6 +87,7 @@ struct CliOptions {
   bool help = false;               // --help / -h given after the subcommand
   // model: a device of one's own (0: not given); --int8-tops, --bandwidth (GB/s), --fp64-tflops
   double int8_tops = 0, bandwidth_gbs = 0, fp64_tflops = 0;
+  int family = 0;  // --family auto|sm90|portable (values of ozgemmKernelFamily_t)
 
   bool size_given() const { return m >= 0 || n >= 0 || k >= 0; }
 };

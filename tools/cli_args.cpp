@@ -138,7 +138,7 @@ CliOptions parse_args(int argc, const char* const* argv) {
     }
     static const char* const kValueFlags[] = {"--m",    "--n",     "--k",    "--slices", "--phi",     "--transa",
                                               "--transb", "--alpha", "--beta", "--seed",   "--variant", "--iters",
-                                              "--int8-tops", "--bandwidth", "--fp64-tflops"};
+                                              "--int8-tops", "--bandwidth", "--fp64-tflops", "--family"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || flag == f;
     if (!known) throw UsageError("unknown option " + quoted(flag) + " (try 'ozgemm help')");
@@ -167,6 +167,11 @@ CliOptions parse_args(int argc, const char* const* argv) {
       o.variant_given = true;
     } else if (flag == "--iters") {
       o.iters = static_cast<int>(parse_count(flag, value, 1000000));
+    } else if (flag == "--family") {
+      if (value == "auto") o.family = 0;
+      else if (value == "sm90") o.family = 1;
+      else if (value == "portable") o.family = 2;
+      else throw UsageError("--family must be auto, sm90 or portable (got " + quoted(value) + ")");
     } else if (flag == "--int8-tops" || flag == "--bandwidth" || flag == "--fp64-tflops") {
       const double v = parse_double(flag, value);
       if (!(v > 0)) throw UsageError(flag + " must be > 0 (got " + value + ")");
@@ -196,6 +201,7 @@ std::string usage() {
        "            and several input ranges (phi), beside plain FP64 (default "
     << kDefaultSizeHost << "^3, host)\n"
        "  bench     timings of the GPU variants (GPU builds only)\n"
+       "            --family auto|sm90|portable picks the fused kernels (bench, run)\n"
        "  model     roofline prediction per variant for H100, H200, L40S, B200 (no GPU needed);\n"
        "            --int8-tops T --bandwidth GBPS [--fp64-tflops F] adds a device of your own\n"
        "  help      this text\n"

@@ -44,6 +44,13 @@ typedef enum {
   OZGEMM_VARIANT_NATIVE = 4           /* cuBLAS DGEMM */
 } ozgemmVariant_t;
 
+/* Which kernel family runs the fused variants. */
+typedef enum {
+  OZGEMM_KERNELS_AUTO = 0,     /* Hopper kernels on sm_90, the portable ones elsewhere */
+  OZGEMM_KERNELS_SM90 = 1,     /* TMA + wgmma (sm_90a only) */
+  OZGEMM_KERNELS_PORTABLE = 2  /* mma.sync + cp.async (sm_80 and newer, Hopper included) */
+} ozgemmKernelFamily_t;
+
 typedef struct ozgemmContext* ozgemmHandle_t;
 
 /* Default slice count (ozgemmSetSlices(h, 0)). See docs/numerics.md for the accuracy
@@ -61,6 +68,8 @@ ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t handle, int slices);
 ozgemmStatus_t ozgemmGetSlices(ozgemmHandle_t handle, int* slices);
 ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t handle, ozgemmVariant_t variant);
 ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t handle, ozgemmVariant_t* variant);
+/* Kernel family of the fused variants; NOT_SUPPORTED when the GPU or build lacks it. */
+ozgemmStatus_t ozgemmSetKernelFamily(ozgemmHandle_t handle, ozgemmKernelFamily_t family);
 
 /* Bytes of device workspace ozgemmDgemm needs for this problem with the handle's settings. */
 ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
