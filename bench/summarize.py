@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-VARIANTS = ["unfused", "partially-fused", "fully-fused"]
+VARIANTS = ["unfused", "partially-fused", "fully-fused", "partially-fused/portable", "fully-fused/portable"]
 
 
 def load(folder):
@@ -23,6 +23,8 @@ def load(folder):
             r = json.load(f)
         if r.get("command") != "bench":
             continue
+        fam = r.get("family", "auto")
+        r["variant"] = r["variant"] + ("" if fam in ("auto", "sm90") else "/" + fam)
         rows.append(r)
     return rows
 
@@ -67,8 +69,9 @@ def plots(rows, out_dir):
     s7 = [r for r in rows if r["slices"] == 7]
     shapes = sorted({shape(r) for r in s7}, key=lambda s: (not (s[0] == s[1] == s[2]), s[0] * s[1] * s[2]))
     fig, ax = plt.subplots(figsize=(10, 4.5))
-    width = 0.2
-    for i, v in enumerate(VARIANTS + ["native"]):
+    series = [v for v in VARIANTS if any(r["variant"] == v for r in s7)] + ["native"]
+    width = 0.8 / len(series)
+    for i, v in enumerate(series):
         ys = []
         for s in shapes:
             rs = [r for r in s7 if shape(r) == s and (v == "native" or r["variant"] == v)]
@@ -78,7 +81,7 @@ def plots(rows, out_dir):
                 ys.append(sum(r["native_dgemm"]["tflops"] for r in rs) / len(rs))
             else:
                 ys.append(rs[0]["ozgemm"]["tflops"])
-        ax.bar([x + (i - 1.5) * width for x in range(len(shapes))], ys, width, label=v)
+        ax.bar([x + (i - (len(series) - 1) / 2) * width for x in range(len(shapes))], ys, width, label=v)
     ax.set_xticks(range(len(shapes)))
     ax.set_xticklabels([shape_text(s) for s in shapes], rotation=20, ha="right")
     ax.set_ylabel("TFLOPS (2mnk / time)")
@@ -90,7 +93,7 @@ def plots(rows, out_dir):
 
     # 2. Model vs measured time, every run.
     fig, ax = plt.subplots(figsize=(5.5, 5))
-    for v, marker in zip(VARIANTS, "os^"):
+    for v, marker in zip(VARIANTS, "os^vD"):
         rs = [r for r in rows if r["variant"] == v and "model" in r]
         ax.scatter([r["model"]["ozgemm_ms"] for r in rs], [r["ozgemm"]["ms"] for r in rs], marker=marker, label=v)
     lim = max([r["ozgemm"]["ms"] for r in rows] + [1e-3])
@@ -107,8 +110,8 @@ def plots(rows, out_dir):
 
     # 3. Where the time goes at 7 slices: phases per variant for the square shapes.
     sq = [s for s in shapes if s[0] == s[1] == s[2]]
-    fig, axes = plt.subplots(1, len(VARIANTS), figsize=(12, 4), sharey=True)
-    for ax, v in zip(axes, VARIANTS):
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4), sharey=True)
+    for ax, v in zip(axes, VARIANTS[:3]):
         parts = {"pre": [], "products": [], "epilogue": []}
         for s in sq:
             rs = [r for r in s7 if shape(r) == s and r["variant"] == v]
