@@ -68,7 +68,7 @@ def plots(rows, out_dir):
     # 1. TFLOPS per shape, 7 slices, each variant beside native DGEMM.
     s7 = [r for r in rows if r["slices"] == 7]
     shapes = sorted({shape(r) for r in s7}, key=lambda s: (not (s[0] == s[1] == s[2]), s[0] * s[1] * s[2]))
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    fig, ax = plt.subplots(figsize=(11, 5))
     series = [v for v in VARIANTS if any(r["variant"] == v for r in s7)] + ["native"]
     width = 0.8 / len(series)
     for i, v in enumerate(series):
@@ -86,7 +86,7 @@ def plots(rows, out_dir):
     ax.set_xticklabels([shape_text(s) for s in shapes], rotation=20, ha="right")
     ax.set_ylabel("TFLOPS (2mnk / time)")
     ax.set_title(f"ozgemm, 7 slices, vs native cuBLAS DGEMM — {device}")
-    ax.legend()
+    ax.legend(ncol=len(series), fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22))
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "tflops_by_shape.png"), dpi=110)
     plt.close(fig)
@@ -116,7 +116,8 @@ def plots(rows, out_dir):
         for s in sq:
             rs = [r for r in s7 if shape(r) == s and r["variant"] == v]
             o = rs[0]["ozgemm"] if rs else {}
-            tot = o.get("ms", 1)
+            # Shares of the phase-timed series itself (its sum), not of the end-to-end median.
+            tot = sum(o.get(k, 0) for k in ("max_reduce_ms", "slicing_ms", "products_ms", "epilogue_ms")) or 1
             parts["pre"].append(100 * (o.get("max_reduce_ms", 0) + o.get("slicing_ms", 0)) / tot)
             parts["products"].append(100 * o.get("products_ms", 0) / tot)
             parts["epilogue"].append(100 * o.get("epilogue_ms", 0) / tot)
@@ -128,7 +129,7 @@ def plots(rows, out_dir):
         ax.set_xticklabels([str(s[0]) for s in sq])
         ax.set_title(v)
         ax.set_xlabel("n (square)")
-    axes[0].set_ylabel("% of the time")
+    axes[0].set_ylabel("% of the phase-timed run")
     axes[0].legend()
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "phases.png"), dpi=110)
