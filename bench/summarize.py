@@ -58,6 +58,21 @@ def table(rows):
     return "\n".join(out)
 
 
+def tuning(rows):
+    """The fastest option per (shape, slices): the table kHopperRules in src/planner.cpp is read
+    off this (native DGEMM measured in every run; the mean of its runs is used)."""
+    out = ["| shape | slices | fastest | TFLOPS | best emulated | TFLOPS | native TFLOPS |", "|---|---|---|---|---|---|---|"]
+    keys = sorted({(shape(r), r["slices"]) for r in rows}, key=lambda x: (x[0][0] * x[0][1] * x[0][2], x[1]))
+    for s, sl in keys:
+        rs = [r for r in rows if shape(r) == s and r["slices"] == sl]
+        best = max(rs, key=lambda r: r["ozgemm"]["tflops"])
+        native = sum(r["native_dgemm"]["tflops"] for r in rs) / len(rs)
+        win = best["variant"] if best["ozgemm"]["tflops"] > native else "native"
+        out.append(f"| {shape_text(s)} | {sl} | {win} | {max(native, best['ozgemm']['tflops']):.1f} | "
+                   f"{best['variant']} | {best['ozgemm']['tflops']:.1f} | {native:.1f} |")
+    return "\n".join(out)
+
+
 def plots(rows, out_dir):
     import matplotlib
     matplotlib.use("Agg")
@@ -140,12 +155,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
     ap.add_argument("--plots")
+    ap.add_argument("--tuning", action="store_true", help="print the fastest option per shape and slice count")
     a = ap.parse_args()
     rows = load(a.results)
     if not rows:
         sys.exit(f"no bench JSON in {a.results}")
     print(f"device: {rows[0]['device']}, date {rows[0]['date']}, commit {rows[0].get('commit', '?')}\n")
     print(table(rows))
+    if a.tuning:
+        print("\n" + tuning(rows))
     if a.plots:
         plots(rows, a.plots)
 

@@ -7,6 +7,10 @@
 namespace ozgemm {
 namespace detail {
 
+static_assert(kFusedKAlign % kernels::kFusedTileK == 0, "fused k-blocks must be whole k-tiles");
+static_assert(kFusedChunkAlign % kernels::kFusedMaxTileN == 0 && kFusedChunkAlign % kernels::kFusedTileM == 0,
+              "partially fused chunks must start on tile boundaries");
+
 namespace {
 
 kernels::OperandView view_of_op_a(const GemmShape& s, const double* A) {

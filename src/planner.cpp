@@ -40,7 +40,8 @@ constexpr ArchRates kArchRates[] = {
 }  // namespace
 
 // Hopper (sm_90), measured on an H100 SXM, 2026-11-21 (bench/results/2026-11-21-h100-variants,
-// `bash bench/device_session.sh`): native DGEMM 51-60 TFLOPS at every benchmarked shape.
+// measured by `bash bench/device_session.sh`, winners tabulated by
+// `bench/summarize.py <results> --tuning`): native DGEMM 51-60 TFLOPS at every benchmarked shape.
 // Emulation won only with 6 slices at 8192^3 (partially fused 61.6, unfused 61.5 vs native 57.0);
 // at 4096^3 with 6 slices native still won (60.0 vs 57.0). With 7 or 8 slices native won
 // everywhere (best emulated: 47.0 TFLOPS at 16384^3, 7 slices).
@@ -73,6 +74,19 @@ int64_t diag_buffer_cap(const DeviceDesc& dev) {
   return std::min(kDiagBufferCap, std::max(kDiagBufferMin, dev.memory_bytes / 8));
 }
 
+TileConfig fused_tile_config(Variant v, KernelFamily family) {
+  TileConfig t;
+  if (v != Variant::PartiallyFused && v != Variant::FullyFused) return t;
+  if (family == KernelFamily::Portable) {
+    t.m = 128, t.n = 128, t.k = 64;
+  } else if (v == Variant::PartiallyFused) {
+    t.m = 128, t.n = 256, t.k = 128, t.cluster_m = 2, t.cluster_n = 1;
+  } else {
+    t.m = 128, t.n = 128, t.k = 128, t.cluster_m = 2, t.cluster_n = 2;
+  }
+  return t;
+}
+
 std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& dev, Variant variant, Plan* plan,
                          KernelFamily family) {
   const std::string why = check_shape(shape);
@@ -88,6 +102,7 @@ std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& d
   Plan p;
   p.variant = variant;
   p.family = fused ? family : KernelFamily::Auto;
+  p.tile = fused_tile_config(variant, p.family);
   p.slices = slices;
   p.m = shape.m;
   p.n = shape.n;

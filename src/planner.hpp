@@ -32,9 +32,18 @@ struct DeviceDesc {
 //   pos(i) = s - 1 - i for A (slices reversed), pos(i) = i for B.
 // Then the terms of diagonal d in k-block b are ONE contiguous k-range of length (d+1)*kblock:
 //   A from pos s-1-d (A_d .. A_0) and B from pos 0 (B_0 .. B_d): A_{d-t} pairs with B_t.
+// Tile shapes of the fused kernels (the kernels' compile-time configurations; src/dispatch.cpp
+// checks they agree with kernels/kernels.hpp).
+struct TileConfig {
+  int m = 0, n = 0, k = 0;  // CTA tile (k in int8 elements); 0: chosen by cuBLASLt
+  int cluster_m = 1, cluster_n = 1;
+};
+TileConfig fused_tile_config(Variant v, KernelFamily family);
+
 struct Plan {
   Variant variant = Variant::Unfused;
   KernelFamily family = KernelFamily::Auto;  // fused variants: Sm90 or Portable
+  TileConfig tile;                           // fused variants
   int slices = 8;
   int64_t m = 0, n = 0, k = 0;
   int64_t m_pad = 0, n_pad = 0;  // rows padded for the INT8 GEMM (multiple of kRowAlign)

@@ -371,3 +371,47 @@ TEST(Planner, AutoVariantFollowsMeasurementsAndRoofline) {
   blackwell.cc_minor = 0;
   EXPECT_EQ(ozgemm::choose_auto_variant(sq, 8, blackwell), Variant::Unfused);
 }
+
+TEST(Planner, FusedPlansRespectTheKernelsLimits) {
+  using ozgemm::KernelFamily;
+  using ozgemm::Variant;
+  DeviceDesc hopper;
+  for (auto v : {Variant::PartiallyFused, Variant::FullyFused}) {
+    for (auto [k, s] : {std::pair<int64_t, int>{8192, 7}, {18688, 7}, {16256, 8}, {1, 1}, {1000, 20}}) {
+      Plan p;
+      ASSERT_TRUE(ozgemm::plan_variant(tight_shape(Op::N, Op::T, 300, 200, k), s, hopper, v, &p).empty()) << k;
+      EXPECT_EQ(p.kblocks, 1);
+      EXPECT_EQ(p.kblock % ozgemm::kFusedKAlign, 0);
+      EXPECT_GE(p.kblock, k);
+      EXPECT_LE(int64_t(s) * p.kblock * ozgemm::numerics::kMaxDigitProduct, int64_t(INT32_MAX));
+      EXPECT_EQ(p.family, KernelFamily::Sm90);
+      EXPECT_EQ(p.tile.m, 128);
+      EXPECT_EQ(p.tile.n, v == Variant::PartiallyFused ? 256 : 128);
+      if (v == Variant::FullyFused) {
+        EXPECT_EQ(p.off_lt_workspace, p.off_diag) << "fully fused needs no int32 planes";
+      } else {
+        EXPECT_EQ(p.m_chunk % ozgemm::kFusedChunkAlign == 0 || p.m_chunk == p.m_pad, true);
+        EXPECT_EQ(p.n_chunk % ozgemm::kFusedChunkAlign == 0 || p.n_chunk == p.n_pad, true);
+      }
+    }
+    // Past the int32 bound with one k-block: refused (the API then falls back to unfused).
+    Plan p;
+    EXPECT_FALSE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 64, 64, 18689), 7, hopper, v, &p).empty());
+    EXPECT_FALSE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 64, 64, 65536), 7, hopper, v, &p).empty());
+    // Family selection by architecture.
+    DeviceDesc ada;
+    ada.cc_major = 8;
+    ada.cc_minor = 9;
+    ASSERT_TRUE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 64, 64, 64), 7, ada, v, &p).empty());
+    EXPECT_EQ(p.family, KernelFamily::Portable);
+    EXPECT_EQ(p.tile.k, 64);
+    EXPECT_FALSE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 64, 64, 64), 7, ada, v, &p, KernelFamily::Sm90).empty());
+    ASSERT_TRUE(
+        ozgemm::plan_variant(tight_shape(Op::N, Op::N, 64, 64, 64), 7, hopper, v, &p, KernelFamily::Portable).empty());
+    EXPECT_EQ(p.family, KernelFamily::Portable);
+    DeviceDesc turing;
+    turing.cc_major = 7;
+    turing.cc_minor = 5;
+    EXPECT_FALSE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 64, 64, 64), 7, turing, v, &p).empty());
+  }
+}
