@@ -35,12 +35,17 @@ __global__ void __launch_bounds__(kThreads) slice_kernel(OperandView v, const in
   }
   __syncthreads();
   // Slice: consecutive threads take consecutive l, so each slice's bytes are written
-  // as 64 contiguous bytes per row of the tile.
+  // as 64 contiguous bytes per row of the tile. k-block arithmetic in 32 bits relative to the
+  // tile's first block (a 64-bit division per element cost more than the slicing itself).
+  const int64_t b0 = l0 / kblock;
+  const int q0 = static_cast<int>(l0 - b0 * kblock);
+  const int kb = static_cast<int>(kblock);  // <= numerics::kInt32ExactProducts
   for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
     const int rr = idx / kTileL, ll = idx % kTileL;
     const int64_t r = r0 + rr, l = l0 + ll;
     if (r >= rows_pad || l >= k_total) continue;
-    const int64_t b = l / kblock, q = l - b * kblock;
+    const int t = q0 + ll, db = t / kb;
+    const int64_t b = b0 + db, q = t - db * kb;
     int8_t* base = out + r * ld + b * (int64_t(s) * kblock) + q;
     if (reversed)
       numerics::slice_value(tile[rr][ll], shift[r], s, base + int64_t(s - 1) * kblock, -kblock);
