@@ -33,12 +33,13 @@ namespace {
 using namespace cute;
 namespace nm = ozgemm::numerics;
 
-// One configuration of the kernel: tile N and the cluster shape.
+// One configuration of the kernel: tile N and the cluster shape (H100 measurements, 8192^3,
+// 7 slices, docs/performance.md):
 //   fully fused:     128 x 128 tiles, 2 x 2 clusters. Each consumer thread keeps 64 int32 and
-//                    64 FP64 accumulators: a 128 x 256 tile would need 384 registers.
-//   partially fused: 128 x 256 tiles, 2 x 1 clusters (only int32 accumulators). Wider wgmma
-//                    (n = 256) halves the shared-memory bytes per INT8 op: with n = 128 the two
-//                    consumer warp groups need ~192 B/clk of the SM's 128 B/clk at full rate.
+//                    64 FP64 accumulators: a 128 x 256 tile would need 384 registers a thread.
+//                    ~1200 TOPS; ncu shows the consumers waiting on the TMA pipeline.
+//   partially fused: 128 x 256 tiles, 2 x 1 clusters (only int32 accumulators): 1449 TOPS
+//                    against 1214 with 128 x 128 tiles and 2 x 2 clusters.
 // Clusters share tiles through TMA multicast: without them the 128 x 128 kernel is L2-bound
 // (128 INT8 ops per byte at ~5.5 TB/s is ~700 TOPS, what the single-CTA version measured).
 template <int kTileN_, int kClM, int kClN>
