@@ -1,0 +1,98 @@
+// ozgemm/b2b.hpp — back-to-back fused GEMM (the capability of CUTLASS example 13):
+//
+//   D0 = ReLU(alpha0 * A0 x B0 + bias0)          (m x n0, rounded to the input type)
+//   D1 = ReLU(alpha1 * D0 x B1 + beta1 * C1)     (m x n1)
+//
+// with D0 kept on chip: in registers (Residency::Register, each warp owns whole rows of D0 and
+// feeds them as the A operand of the second GEMM) or in shared memory (Residency::Shared).
+// Layouts ("TN", k contiguous everywhere it is reduced over):
+//   A0   m x k0 row-major          (element (i, l) at a0[i * k0 + l])
+//   B0   n0 x k0 row-major         (column j of the GEMM's B is row j here; "column-major K0 x N0")
+//   bias0  n0 floats (nullable)
+//   B1   n1 x n0 row-major         ("column-major N0 x N1")
+//   C1, D1  m x n1 row-major; C1 read only when beta1 != 0
+// Batched: `batch` problems with the given element strides. Grouped: `group_m` lists the m of each
+// group; groups are stacked by rows in A0, C1 and D1 and share B0, bias0 and B1 (as mixture-of-
+// experts layers do with one expert's weights); grouped and batched do not combine.
+//
+// Numerics (F16): fp16 inputs, fp32 accumulation, then v = fmaf(alpha, acc, addend) with
+// addend = bias0[j] (GEMM 0) or beta1 * C1 (GEMM 1, rounded product), ReLU, round to fp16.
+// The host reference (reference()) uses the same formula; sums are in a different order, so
+// results agree exactly only when the fp32 sums are exact (e.g. small integer inputs).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ozgemm {
+namespace b2b {
+
+enum class DataType { F16 };  // int8 with requantisation: not built yet (issue #5)
+enum class Residency { Register, Shared };
+const char* residency_name(Residency r);
+
+struct Problem {
+  DataType type = DataType::F16;
+  int64_t m = 0, k0 = 0, n0 = 0, n1 = 0;
+  float alpha0 = 1.0f, alpha1 = 1.0f, beta1 = 0.0f;
+  bool relu0 = true, relu1 = true;
+  int batch = 1;  // >= 1
+  int64_t stride_a0 = 0, stride_b0 = 0, stride_bias0 = 0, stride_b1 = 0, stride_c1 = 0, stride_d1 = 0;
+  std::vector<int64_t> group_m;  // empty: not grouped
+};
+
+// Device pointers; fp16 data as uint16_t bit patterns (__half).
+struct Arguments {
+  const void* a0 = nullptr;
+  const void* b0 = nullptr;
+  const float* bias0 = nullptr;
+  const void* b1 = nullptr;
+  const void* c1 = nullptr;
+  void* d1 = nullptr;
+};
+
+// Limits of the fused kernels (one CTA owns 64 rows and the whole of D0 and D1 for them):
+//   n0, n1 in {64, 128, 256} ("thread-block tile N = problem N");
+//   k0 a multiple of 32 (16-byte aligned 32-wide k-chunks of fp16), k0 >= 32;
+//   Register residency: each thread holds n0/2 fp32 accumulators of D0 and n0/4 + n1/2 registers
+//   in the second GEMM; n0/4 + n1/2 <= 160 (so 256 x 256 needs Shared residency);
+//   m >= 0, any m (a partial last tile is masked).
+// Empty string: implementable; otherwise one line saying why not.
+std::string can_implement(const Problem& p, Residency r);
+
+// Fused kernels: no workspace. Unfused baseline: D0 in global memory (m x n0 fp16 per batch).
+size_t workspace_size(const Problem& p, bool unfused);
+
+// Fused run on `stream`. cudaErrorInvalidValue when can_implement says no (or bad pointers),
+// cudaErrorNotSupported when the build or GPU lacks the kernels (sm_80+ needed).
+cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t stream);
+
+// The unfused pair through cuBLASLt (RELU_BIAS / RELU epilogues), D0 written to and read back
+// from `workspace` (workspace_size(p, true) bytes). Holds a cuBLASLt handle; not thread-safe.
+class Unfused {
+ public:
+  Unfused();
+  ~Unfused();
+  Unfused(const Unfused&) = delete;
+  Unfused& operator=(const Unfused&) = delete;
+  cudaError_t run(const Problem& p, const Arguments& a, void* workspace, cudaStream_t stream);
+
+ private:
+  void* lt_ = nullptr;  // cublasLtHandle_t
+};
+
+// Host reference of the documented formula; host arrays laid out as the device ones
+// (fp16 as uint16_t bit patterns). d1 receives m x n1 (per batch / all groups).
+void reference(const Problem& p, const uint16_t* a0, const uint16_t* b0, const float* bias0, const uint16_t* b1,
+               const uint16_t* c1, uint16_t* d1);
+
+// fp16 <-> float on the host (round to nearest even).
+uint16_t float_to_half(float f);
+float half_to_float(uint16_t h);
+
+}  // namespace b2b
+}  // namespace ozgemm
