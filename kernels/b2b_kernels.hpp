@@ -35,5 +35,8 @@ struct B2bArgs {
 cudaError_t launch_b2b_f16(const B2bArgs& args, int n0, int n1, bool shared_resident, int64_t grid_tiles,
                            int batch, cudaStream_t stream);
 
+// out[i] = fp16(in[i]) (round to nearest even), i < n.
+cudaError_t launch_f32_to_f16(const float* in, uint16_t* out, int64_t n, cudaStream_t stream);
+
 }  // namespace kernels
 }  // namespace ozgemm

@@ -272,6 +272,19 @@ cudaError_t launch_n0(const B2bArgs& a, int n0, int n1, int64_t tiles, int batch
 
 }  // namespace
 
+namespace {
+__global__ void f32_to_f16_kernel(const float* in, __half* out, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = __float2half_rn(in[i]);
+}
+}  // namespace
+
+cudaError_t launch_f32_to_f16(const float* in, uint16_t* out, int64_t n, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  f32_to_f16_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(in, reinterpret_cast<__half*>(out), n);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_b2b_f16(const B2bArgs& args, int n0, int n1, bool shared_resident, int64_t grid_tiles, int batch,
                            cudaStream_t stream) {
   if (grid_tiles <= 0 || batch <= 0) return cudaSuccess;
@@ -288,6 +301,7 @@ cudaError_t launch_b2b_f16(const B2bArgs& args, int n0, int n1, bool shared_resi
 namespace ozgemm {
 namespace kernels {
 cudaError_t launch_b2b_f16(const B2bArgs&, int, int, bool, int64_t, int, cudaStream_t) { return cudaErrorNotSupported; }
+cudaError_t launch_f32_to_f16(const float*, uint16_t*, int64_t, cudaStream_t) { return cudaErrorNotSupported; }
 }  // namespace kernels
 }  // namespace ozgemm
 

@@ -49,7 +49,7 @@ TEST(B2bLimits, CanImplementExplainsEveryLimit) {
   b.group_m = {3, -4};
   EXPECT_NE(can_implement(b, Residency::Shared), "");
   EXPECT_EQ(workspace_size(shape(100, 64, 128, 64), false), 0u);
-  EXPECT_EQ(workspace_size(shape(100, 64, 128, 64), true), size_t(100) * 128 * 2);
+  EXPECT_GE(workspace_size(shape(100, 64, 128, 64), true), size_t(100) * 128 * 2 + 128 * 2);  // D0 + fp16 bias
 }
 
 TEST(B2bHalf, ConversionsRoundToNearestEven) {
