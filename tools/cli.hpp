@@ -62,7 +62,7 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class Command { Help, Run, Accuracy, Bench, Model };
+enum class Command { Help, Run, Accuracy, Bench, Model, B2b };
 
 // Values equal ozgemmVariant_t (ozgemm.h): static_cast<ozgemmVariant_t>(v) is valid.
 enum class CliVariant : int { Auto = 0, Unfused = 1, PartiallyFused = 2, FullyFused = 3, Native = 4 };
@@ -88,6 +88,9 @@ struct CliOptions {
   // model: a device of one's own (0: not given); --int8-tops, --bandwidth (GB/s), --fp64-tflops
   double int8_tops = 0, bandwidth_gbs = 0, fp64_tflops = 0;
   int family = 0;  // --family auto|sm90|portable (values of ozgemmKernelFamily_t)
+  // b2b: --n0, --n1 (-1: not given), --residency register|shared|both (0 both, 1 register, 2 shared)
+  int64_t n0 = -1, n1 = -1;
+  int residency = 0;
 
   bool size_given() const { return m >= 0 || n >= 0 || k >= 0; }
 };
@@ -207,6 +210,8 @@ int run_on_host(const CliOptions& o, const std::string& note);
 //     from sampled_errors(sample_entries(m, n, kErrorSamples, seed)); text table or --json.
 int cmd_bench(const CliOptions& o);
 int run_on_gpu(const CliOptions& o);
+// `ozgemm b2b` (tools/b2b_cmd.cpp): back-to-back GEMM, fused vs the cuBLASLt pair.
+int cmd_b2b(const CliOptions& o);
 #endif
 
 // main() body: parse, dispatch, turn every failure into one line and an exit code.

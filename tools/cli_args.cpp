@@ -87,6 +87,7 @@ bool parse_command(const std::string& name, Command* c) {
   else if (name == "accuracy") *c = Command::Accuracy;
   else if (name == "bench") *c = Command::Bench;
   else if (name == "model") *c = Command::Model;
+  else if (name == "b2b") *c = Command::B2b;
   else if (name == "help" || name == "--help" || name == "-h") *c = Command::Help;
   else return false;
   return true;
@@ -138,7 +139,8 @@ CliOptions parse_args(int argc, const char* const* argv) {
     }
     static const char* const kValueFlags[] = {"--m",    "--n",     "--k",    "--slices", "--phi",     "--transa",
                                               "--transb", "--alpha", "--beta", "--seed",   "--variant", "--iters",
-                                              "--int8-tops", "--bandwidth", "--fp64-tflops", "--family"};
+                                              "--int8-tops", "--bandwidth", "--fp64-tflops", "--family",
+                                              "--n0", "--n1", "--residency"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || flag == f;
     if (!known) throw UsageError("unknown option " + quoted(flag) + " (try 'ozgemm help')");
@@ -167,6 +169,15 @@ CliOptions parse_args(int argc, const char* const* argv) {
       o.variant_given = true;
     } else if (flag == "--iters") {
       o.iters = static_cast<int>(parse_count(flag, value, 1000000));
+    } else if (flag == "--n0") {
+      o.n0 = parse_count(flag, value, kMaxDim);
+    } else if (flag == "--n1") {
+      o.n1 = parse_count(flag, value, kMaxDim);
+    } else if (flag == "--residency") {
+      if (value == "both") o.residency = 0;
+      else if (value == "register") o.residency = 1;
+      else if (value == "shared") o.residency = 2;
+      else throw UsageError("--residency must be register, shared or both (got " + quoted(value) + ")");
     } else if (flag == "--family") {
       if (value == "auto") o.family = 0;
       else if (value == "sm90") o.family = 1;
@@ -202,6 +213,9 @@ std::string usage() {
     << kDefaultSizeHost << "^3, host)\n"
        "  bench     timings of the GPU variants (GPU builds only)\n"
        "            --family auto|sm90|portable picks the fused kernels (bench, run)\n"
+       "  b2b       back-to-back GEMM D1 = ReLU(D0 x B1 + beta C1), D0 = ReLU(A0 x B0 + bias): fused\n"
+       "            (--residency register|shared|both) vs the cuBLASLt pair; --m M --k K0 --n0 N0 --n1 N1\n"
+       "            (default: CUTLASS example 13's 81920 x 576 -> 64 -> 128); verifies and times (GPU builds)\n"
        "  model     roofline prediction per variant for H100, H200, L40S, B200 (no GPU needed);\n"
        "            --int8-tops T --bandwidth GBPS [--fp64-tflops F] adds a device of your own\n"
        "  help      this text\n"

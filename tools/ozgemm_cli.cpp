@@ -269,6 +269,13 @@ int run_cli(int argc, const char* const* argv) {
       case Command::Run: return cmd_run(o);
       case Command::Accuracy: return cmd_accuracy(o);
       case Command::Model: return cmd_model(o);
+      case Command::B2b:
+#if defined(OZGEMM_HAVE_BENCH_CMD)
+        return cmd_b2b(o);
+#else
+        print_error("b2b needs a GPU build (this build has no CUDA)");
+        return kExitFailure;
+#endif
       case Command::Bench:
 #if OZGEMM_HAVE_CUDA
 #ifdef OZGEMM_HAVE_BENCH_CMD

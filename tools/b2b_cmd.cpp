@@ -1,0 +1,225 @@
+// tools/b2b_cmd.cpp — `ozgemm b2b`: runs a back-to-back GEMM fused (register and/or shared
+// residency) and as the cuBLASLt unfused pair, checks every path against the host reference
+// (exactly on integer inputs, the default; --phi gives real inputs checked within 2e-2), and
+// times each with CUDA events (median of --iters runs after 3 warm-ups, inputs rotated over
+// enough buffer sets to exceed 3x the L2 cache).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include "cli.hpp"
+#include "ozgemm/b2b.hpp"
+#include "ozgemm/ozgemm.hpp"
+
+namespace ozgemm {
+namespace cli {
+
+namespace {
+
+#define B2B_CUDA(x)                                                                                \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) throw std::runtime_error(std::string(#x) + ": " + cudaGetErrorString(e_)); \
+  } while (0)
+
+struct Buf {
+  void* p = nullptr;
+  explicit Buf(size_t bytes) { B2B_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
+  ~Buf() { cudaFree(p); }
+};
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int cmd_b2b(const CliOptions& o) {
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::cerr << "ozgemm: error: b2b needs a GPU (" << why << ")\n";
+    return kExitFailure;
+  }
+  b2b::Problem p;
+  p.m = o.m >= 0 ? o.m : 81920;
+  p.k0 = o.k >= 0 ? o.k : 576;
+  p.n0 = o.n0 >= 0 ? o.n0 : 64;
+  p.n1 = o.n1 >= 0 ? o.n1 : 128;
+  p.alpha0 = static_cast<float>(o.alpha);
+  p.beta1 = static_cast<float>(o.beta);
+  const bool integers = o.phi.empty();
+  std::vector<b2b::Residency> res;
+  if (o.residency != 2) res.push_back(b2b::Residency::Register);
+  if (o.residency != 1) res.push_back(b2b::Residency::Shared);
+  for (auto r : res) {
+    const std::string reason = b2b::can_implement(p, r);
+    if (!reason.empty() && o.residency != 0) throw UsageError(reason);
+  }
+  // Host data: small integers (exact) or (U(-1,1)) * scale.
+  std::mt19937 rng(static_cast<uint32_t>(o.seed));
+  std::uniform_int_distribution<int> di(-2, 2);
+  std::uniform_real_distribution<float> dr(-1.0f, 1.0f);
+  auto fill = [&](std::vector<uint16_t>& v, size_t n, float scale) {
+    v.resize(n);
+    for (auto& x : v) x = b2b::float_to_half(integers ? float(di(rng)) * (scale < 1 ? 0.5f : 1.0f) : dr(rng) * scale);
+  };
+  std::vector<uint16_t> a0, b0, b1, c1;
+  fill(a0, size_t(p.m * p.k0), 1);
+  fill(b0, size_t(p.n0 * p.k0), 1);
+  fill(b1, size_t(p.n1 * p.n0), integers ? 0.5f : 0.125f);
+  fill(c1, size_t(p.m * p.n1), 1);
+  if (integers)  // B1 in {-1, -0.5, 0, 0.5, 1}: keeps D1 within fp16's exact integers
+    for (auto& x : b1) x = b2b::float_to_half(float(di(rng)) / 2);
+  std::vector<float> bias(size_t(p.n0));
+  for (auto& x : bias) x = integers ? float(di(rng)) : dr(rng);
+  std::vector<uint16_t> want(size_t(p.m * p.n1));
+  b2b::reference(p, a0.data(), b0.data(), bias.data(), b1.data(), c1.data(), want.data());
+
+  cudaDeviceProp prop;
+  int dev = 0;
+  B2B_CUDA(cudaGetDevice(&dev));
+  B2B_CUDA(cudaGetDeviceProperties(&prop, dev));
+  const size_t set_bytes = 2 * (a0.size() + b0.size() + b1.size() + 2 * c1.size()) + 4 * bias.size();
+  const int sets = std::max(1, std::min(16, int(std::ceil(3.0 * prop.l2CacheSize / double(set_bytes)))));
+  std::vector<std::unique_ptr<Buf>> A0, B0, B1, C1, D1, BIAS;
+  for (int i = 0; i < sets; ++i) {
+    A0.emplace_back(new Buf(a0.size() * 2));
+    B0.emplace_back(new Buf(b0.size() * 2));
+    B1.emplace_back(new Buf(b1.size() * 2));
+    C1.emplace_back(new Buf(c1.size() * 2));
+    D1.emplace_back(new Buf(c1.size() * 2));
+    BIAS.emplace_back(new Buf(bias.size() * 4));
+    B2B_CUDA(cudaMemcpy(A0[i]->p, a0.data(), a0.size() * 2, cudaMemcpyHostToDevice));
+    B2B_CUDA(cudaMemcpy(B0[i]->p, b0.data(), b0.size() * 2, cudaMemcpyHostToDevice));
+    B2B_CUDA(cudaMemcpy(B1[i]->p, b1.data(), b1.size() * 2, cudaMemcpyHostToDevice));
+    B2B_CUDA(cudaMemcpy(C1[i]->p, c1.data(), c1.size() * 2, cudaMemcpyHostToDevice));
+    B2B_CUDA(cudaMemcpy(BIAS[i]->p, bias.data(), bias.size() * 4, cudaMemcpyHostToDevice));
+  }
+  Buf ws(b2b::workspace_size(p, true));
+  b2b::Unfused unfused;
+  cudaStream_t st;
+  B2B_CUDA(cudaStreamCreate(&st));
+  auto args = [&](int i) {
+    b2b::Arguments a;
+    a.a0 = A0[i]->p;
+    a.b0 = B0[i]->p;
+    a.bias0 = static_cast<const float*>(BIAS[i]->p);
+    a.b1 = B1[i]->p;
+    a.c1 = C1[i]->p;
+    a.d1 = D1[i]->p;
+    return a;
+  };
+  struct Row {
+    std::string path;
+    double ms = 0;
+    int64_t mismatches = 0;
+    double worst = 0;
+    bool ran = false;
+    std::string note;
+  };
+  std::vector<Row> rows;
+  auto measure = [&](const std::string& name, auto&& launch) {
+    Row r;
+    r.path = name;
+    // Check: poison D1, run on set 0, compare with the host reference.
+    B2B_CUDA(cudaMemset(D1[0]->p, 0xff, c1.size() * 2));
+    B2B_CUDA(launch(0));
+    B2B_CUDA(cudaStreamSynchronize(st));
+    std::vector<uint16_t> got(c1.size());
+    B2B_CUDA(cudaMemcpy(got.data(), D1[0]->p, got.size() * 2, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double w = b2b::half_to_float(want[i]), x = b2b::half_to_float(got[i]);
+      if (got[i] != want[i]) ++r.mismatches;
+      r.worst = std::max(r.worst, std::isfinite(x) ? std::fabs(x - w) / (1.0 + std::fabs(w)) : INFINITY);
+    }
+    cudaEvent_t e0, e1;
+    B2B_CUDA(cudaEventCreate(&e0));
+    B2B_CUDA(cudaEventCreate(&e1));
+    const int iters = o.iters > 0 ? o.iters : 50;
+    std::vector<double> ms;
+    for (int it = 0; it < 3 + iters; ++it) {
+      B2B_CUDA(cudaEventRecord(e0, st));
+      B2B_CUDA(launch(it % sets));
+      B2B_CUDA(cudaEventRecord(e1, st));
+      B2B_CUDA(cudaEventSynchronize(e1));
+      float t = 0;
+      B2B_CUDA(cudaEventElapsedTime(&t, e0, e1));
+      if (it >= 3) ms.push_back(t);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    r.ms = median_of(ms);
+    r.ran = true;
+    rows.push_back(r);
+  };
+  for (auto rsd : res) {
+    const std::string reason = b2b::can_implement(p, rsd);
+    if (!reason.empty()) {
+      Row r;
+      r.path = std::string("fused, ") + b2b::residency_name(rsd);
+      r.note = reason;
+      rows.push_back(r);
+      continue;
+    }
+    measure(std::string("fused, ") + b2b::residency_name(rsd), [&](int i) { return b2b::run(p, args(i), rsd, st); });
+  }
+  measure("unfused cuBLASLt pair", [&](int i) { return unfused.run(p, args(i), ws.p, st); });
+  cudaStreamDestroy(st);
+
+  const double flops = 2.0 * double(p.m) * (double(p.k0) * p.n0 + double(p.n0) * p.n1);
+  const Row* base = nullptr;
+  for (const auto& r : rows)
+    if (r.ran && r.path.rfind("unfused", 0) == 0) base = &r;
+  if (o.json) {
+    Json j;
+    j.begin_object();
+    j.field("command", "b2b").field("device", gpu_description());
+    j.field("m", p.m).field("k0", p.k0).field("n0", p.n0).field("n1", p.n1);
+    j.field("inputs", integers ? "integers" : "real").field("iters", o.iters > 0 ? o.iters : 50);
+    j.key("paths").begin_array();
+    for (const auto& r : rows) {
+      j.begin_object();
+      j.field("path", r.path).field("ran", r.ran);
+      if (r.ran) {
+        j.field("ms", r.ms).field("tflops", flops / (r.ms * 1e9)).field("mismatches", r.mismatches);
+        j.field("max_rel_error", r.worst);
+        if (base) j.field("speedup_vs_unfused", base->ms / r.ms);
+      } else {
+        j.field("why", r.note);
+      }
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    std::cout << j.str() << "\n";
+  } else {
+    std::cout << "ozgemm b2b on " << gpu_description() << ": D0 = ReLU(A0 (" << p.m << " x " << p.k0 << ") x B0 ("
+              << p.k0 << " x " << p.n0 << ") + bias), D1 = ReLU(D0 x B1 (" << p.n0 << " x " << p.n1
+              << ") + beta C1), fp16, " << (integers ? "integer" : "real") << " inputs\n";
+    TextTable t({"path", "time ms", "TFLOPS", "vs unfused", "mismatches", "max rel err"});
+    for (const auto& r : rows) {
+      if (!r.ran) {
+        t.add_row({r.path, "-", "-", "-", "-", "not run: " + r.note});
+        continue;
+      }
+      t.add_row({r.path, fmt_fixed(r.ms, 4), fmt_fixed(flops / (r.ms * 1e9), 1),
+                 base ? fmt_fixed(base->ms / r.ms, 2) + "x" : "-", std::to_string(r.mismatches), fmt_sci(r.worst)});
+    }
+    t.print(std::cout);
+  }
+  // Integer inputs must match exactly; real inputs within 2e-2 (fp32 sums in another order).
+  for (const auto& r : rows)
+    if (r.ran && (integers ? r.mismatches != 0 : !(r.worst < 2e-2))) {
+      std::cerr << "ozgemm: error: " << r.path << " does not match the host reference\n";
+      return kExitFailure;
+    }
+  return kExitOk;
+}
+
+}  // namespace cli
+}  // namespace ozgemm
