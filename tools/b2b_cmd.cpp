@@ -12,6 +12,7 @@
 #include <random>
 
 #include "cli.hpp"
+#include "cuda_check.hpp"
 #include "ozgemm/b2b.hpp"
 #include "ozgemm/ozgemm.hpp"
 
@@ -20,15 +21,9 @@ namespace cli {
 
 namespace {
 
-#define B2B_CUDA(x)                                                                                \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) throw std::runtime_error(std::string(#x) + ": " + cudaGetErrorString(e_)); \
-  } while (0)
-
 struct Buf {
   void* p = nullptr;
-  explicit Buf(size_t bytes) { B2B_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
+  explicit Buf(size_t bytes) { OZ_TOOL_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
   ~Buf() { cudaFree(p); }
 };
 
@@ -96,8 +91,8 @@ int cmd_b2b(const CliOptions& o) {
 
   cudaDeviceProp prop;
   int dev = 0;
-  B2B_CUDA(cudaGetDevice(&dev));
-  B2B_CUDA(cudaGetDeviceProperties(&prop, dev));
+  OZ_TOOL_CUDA(cudaGetDevice(&dev));
+  OZ_TOOL_CUDA(cudaGetDeviceProperties(&prop, dev));
   const size_t set_bytes = 2 * (a0.size() + b0.size() + b1.size() + 2 * c1.size()) + 4 * bias.size();
   const int sets = std::max(1, std::min(16, int(std::ceil(3.0 * prop.l2CacheSize / double(set_bytes)))));
   std::vector<std::unique_ptr<Buf>> A0, B0, B1, C1, D1, BIAS;
@@ -108,16 +103,16 @@ int cmd_b2b(const CliOptions& o) {
     C1.emplace_back(new Buf(c1.size() * 2));
     D1.emplace_back(new Buf(c1.size() * 2));
     BIAS.emplace_back(new Buf(bias.size() * 4));
-    B2B_CUDA(cudaMemcpy(A0[i]->p, a0.data(), a0.size() * 2, cudaMemcpyHostToDevice));
-    B2B_CUDA(cudaMemcpy(B0[i]->p, b0.data(), b0.size() * 2, cudaMemcpyHostToDevice));
-    B2B_CUDA(cudaMemcpy(B1[i]->p, b1.data(), b1.size() * 2, cudaMemcpyHostToDevice));
-    B2B_CUDA(cudaMemcpy(C1[i]->p, c1.data(), c1.size() * 2, cudaMemcpyHostToDevice));
-    B2B_CUDA(cudaMemcpy(BIAS[i]->p, bias.data(), bias.size() * 4, cudaMemcpyHostToDevice));
+    OZ_TOOL_CUDA(cudaMemcpy(A0[i]->p, a0.data(), a0.size() * 2, cudaMemcpyHostToDevice));
+    OZ_TOOL_CUDA(cudaMemcpy(B0[i]->p, b0.data(), b0.size() * 2, cudaMemcpyHostToDevice));
+    OZ_TOOL_CUDA(cudaMemcpy(B1[i]->p, b1.data(), b1.size() * 2, cudaMemcpyHostToDevice));
+    OZ_TOOL_CUDA(cudaMemcpy(C1[i]->p, c1.data(), c1.size() * 2, cudaMemcpyHostToDevice));
+    OZ_TOOL_CUDA(cudaMemcpy(BIAS[i]->p, bias.data(), bias.size() * 4, cudaMemcpyHostToDevice));
   }
   Buf ws(b2b::workspace_size(p, true));
   b2b::Unfused unfused;
   cudaStream_t st;
-  B2B_CUDA(cudaStreamCreate(&st));
+  OZ_TOOL_CUDA(cudaStreamCreate(&st));
   auto args = [&](int i) {
     b2b::Arguments a;
     a.a0 = A0[i]->p;
@@ -141,11 +136,11 @@ int cmd_b2b(const CliOptions& o) {
     Row r;
     r.path = name;
     // Check: poison D1, run on set 0, compare with the host reference.
-    B2B_CUDA(cudaMemset(D1[0]->p, 0xff, c1.size() * 2));
-    B2B_CUDA(launch(0));
-    B2B_CUDA(cudaStreamSynchronize(st));
+    OZ_TOOL_CUDA(cudaMemset(D1[0]->p, 0xff, c1.size() * 2));
+    OZ_TOOL_CUDA(launch(0));
+    OZ_TOOL_CUDA(cudaStreamSynchronize(st));
     std::vector<uint16_t> got(c1.size());
-    B2B_CUDA(cudaMemcpy(got.data(), D1[0]->p, got.size() * 2, cudaMemcpyDeviceToHost));
+    OZ_TOOL_CUDA(cudaMemcpy(got.data(), D1[0]->p, got.size() * 2, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < check_rows.size(); ++i)
       for (int64_t j = 0; j < p.n1; ++j) {
         const uint16_t g = got[size_t(check_rows[i] * p.n1 + j)], w16 = want[i * size_t(p.n1) + size_t(j)];
@@ -154,17 +149,17 @@ int cmd_b2b(const CliOptions& o) {
         r.worst = std::max(r.worst, std::isfinite(x) ? std::fabs(x - w) / (1.0 + std::fabs(w)) : INFINITY);
       }
     cudaEvent_t e0, e1;
-    B2B_CUDA(cudaEventCreate(&e0));
-    B2B_CUDA(cudaEventCreate(&e1));
+    OZ_TOOL_CUDA(cudaEventCreate(&e0));
+    OZ_TOOL_CUDA(cudaEventCreate(&e1));
     const int iters = o.iters > 0 ? o.iters : 50;
     std::vector<double> ms;
     for (int it = 0; it < 3 + iters; ++it) {
-      B2B_CUDA(cudaEventRecord(e0, st));
-      B2B_CUDA(launch(it % sets));
-      B2B_CUDA(cudaEventRecord(e1, st));
-      B2B_CUDA(cudaEventSynchronize(e1));
+      OZ_TOOL_CUDA(cudaEventRecord(e0, st));
+      OZ_TOOL_CUDA(launch(it % sets));
+      OZ_TOOL_CUDA(cudaEventRecord(e1, st));
+      OZ_TOOL_CUDA(cudaEventSynchronize(e1));
       float t = 0;
-      B2B_CUDA(cudaEventElapsedTime(&t, e0, e1));
+      OZ_TOOL_CUDA(cudaEventElapsedTime(&t, e0, e1));
       if (it >= 3) ms.push_back(t);
     }
     cudaEventDestroy(e0);

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "cuda_check.hpp"
 #include "ozgemm/ozgemm.hpp"
 #include "ozgemm/perf_model.hpp"
 
@@ -27,15 +28,9 @@ namespace cli {
 
 namespace {
 
-#define BENCH_CUDA(x)                                                                             \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) throw std::runtime_error(std::string(#x) + ": " + cudaGetErrorString(e_)); \
-  } while (0)
-
 struct DeviceBuffer {
   double* p = nullptr;
-  explicit DeviceBuffer(size_t n) { BENCH_CUDA(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(double))); }
+  explicit DeviceBuffer(size_t n) { OZ_TOOL_CUDA(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(double))); }
   ~DeviceBuffer() { cudaFree(p); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -116,8 +111,8 @@ Sets make_sets(const HostProblem& p, int l2_bytes) {
     s.B.emplace_back(new DeviceBuffer(nb));
     s.C.emplace_back(new DeviceBuffer(nc));
     // The same data in every set: the timed work is identical, only its addresses rotate.
-    BENCH_CUDA(cudaMemcpy(s.A.back()->p, p.A.data(), na * 8, cudaMemcpyHostToDevice));
-    BENCH_CUDA(cudaMemcpy(s.B.back()->p, p.B.data(), nb * 8, cudaMemcpyHostToDevice));
+    OZ_TOOL_CUDA(cudaMemcpy(s.A.back()->p, p.A.data(), na * 8, cudaMemcpyHostToDevice));
+    OZ_TOOL_CUDA(cudaMemcpy(s.B.back()->p, p.B.data(), nb * 8, cudaMemcpyHostToDevice));
   }
   return s;
 }
@@ -129,19 +124,19 @@ template <class Gemm>
 std::vector<double> time_runs(const HostProblem& p, Sets& sets, cudaStream_t stream, int warmup, int iters,
                               Gemm gemm) {
   cudaEvent_t e0, e1;
-  BENCH_CUDA(cudaEventCreate(&e0));
-  BENCH_CUDA(cudaEventCreate(&e1));
+  OZ_TOOL_CUDA(cudaEventCreate(&e0));
+  OZ_TOOL_CUDA(cudaEventCreate(&e1));
   std::vector<double> out;
   for (int it = 0; it < warmup + iters; ++it) {
     const int set = it % sets.count;
     if (p.beta != 0.0)
-      BENCH_CUDA(cudaMemcpyAsync(sets.C[set]->p, p.C0.data(), p.C0.size() * 8, cudaMemcpyHostToDevice, stream));
-    BENCH_CUDA(cudaEventRecord(e0, stream));
+      OZ_TOOL_CUDA(cudaMemcpyAsync(sets.C[set]->p, p.C0.data(), p.C0.size() * 8, cudaMemcpyHostToDevice, stream));
+    OZ_TOOL_CUDA(cudaEventRecord(e0, stream));
     gemm(set);
-    BENCH_CUDA(cudaEventRecord(e1, stream));
-    BENCH_CUDA(cudaEventSynchronize(e1));
+    OZ_TOOL_CUDA(cudaEventRecord(e1, stream));
+    OZ_TOOL_CUDA(cudaEventSynchronize(e1));
     float ms = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    OZ_TOOL_CUDA(cudaEventElapsedTime(&ms, e0, e1));
     if (it >= warmup) out.push_back(ms);
   }
   cudaEventDestroy(e0);
@@ -153,20 +148,20 @@ std::vector<double> time_runs(const HostProblem& p, Sets& sets, cudaStream_t str
 double probe_copy_gbs(cudaStream_t stream) {
   const size_t bytes = size_t(1) << 30;
   void *src = nullptr, *dst = nullptr;
-  BENCH_CUDA(cudaMalloc(&src, bytes));
-  BENCH_CUDA(cudaMalloc(&dst, bytes));
-  BENCH_CUDA(cudaMemsetAsync(src, 0x3c, bytes, stream));
+  OZ_TOOL_CUDA(cudaMalloc(&src, bytes));
+  OZ_TOOL_CUDA(cudaMalloc(&dst, bytes));
+  OZ_TOOL_CUDA(cudaMemsetAsync(src, 0x3c, bytes, stream));
   cudaEvent_t e0, e1;
-  BENCH_CUDA(cudaEventCreate(&e0));
-  BENCH_CUDA(cudaEventCreate(&e1));
+  OZ_TOOL_CUDA(cudaEventCreate(&e0));
+  OZ_TOOL_CUDA(cudaEventCreate(&e1));
   std::vector<double> ms;
   for (int i = 0; i < 6; ++i) {
-    BENCH_CUDA(cudaEventRecord(e0, stream));
-    BENCH_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
-    BENCH_CUDA(cudaEventRecord(e1, stream));
-    BENCH_CUDA(cudaEventSynchronize(e1));
+    OZ_TOOL_CUDA(cudaEventRecord(e0, stream));
+    OZ_TOOL_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    OZ_TOOL_CUDA(cudaEventRecord(e1, stream));
+    OZ_TOOL_CUDA(cudaEventSynchronize(e1));
     float t = 0;
-    BENCH_CUDA(cudaEventElapsedTime(&t, e0, e1));
+    OZ_TOOL_CUDA(cudaEventElapsedTime(&t, e0, e1));
     if (i > 0) ms.push_back(t);
   }
   cudaEventDestroy(e0);
@@ -206,12 +201,12 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   const HostProblem p = make_problem_parallel(o, sz, phi, o.seed);
   cudaDeviceProp prop;
   int dev = 0;
-  BENCH_CUDA(cudaGetDevice(&dev));
-  BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+  OZ_TOOL_CUDA(cudaGetDevice(&dev));
+  OZ_TOOL_CUDA(cudaGetDeviceProperties(&prop, dev));
   Sets sets = make_sets(p, prop.l2CacheSize);
   r.sets = sets.count;
   cudaStream_t stream;
-  BENCH_CUDA(cudaStreamCreate(&stream));
+  OZ_TOOL_CUDA(cudaStreamCreate(&stream));
 
   Handle h;
   h.set_stream(stream);
@@ -244,12 +239,12 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   auto errors_of_set0 = [&](auto&& gemm) {
     // Poison C, run once on set 0, check sampled entries.
     if (p.beta != 0.0)
-      BENCH_CUDA(cudaMemcpy(sets.C[0]->p, p.C0.data(), p.C0.size() * 8, cudaMemcpyHostToDevice));
+      OZ_TOOL_CUDA(cudaMemcpy(sets.C[0]->p, p.C0.data(), p.C0.size() * 8, cudaMemcpyHostToDevice));
     else
-      BENCH_CUDA(cudaMemset(sets.C[0]->p, 0xff, p.C0.size() * 8));  // NaN pattern
+      OZ_TOOL_CUDA(cudaMemset(sets.C[0]->p, 0xff, p.C0.size() * 8));  // NaN pattern
     gemm(0);
-    BENCH_CUDA(cudaStreamSynchronize(stream));
-    BENCH_CUDA(cudaMemcpy(C.data(), sets.C[0]->p, C.size() * 8, cudaMemcpyDeviceToHost));
+    OZ_TOOL_CUDA(cudaStreamSynchronize(stream));
+    OZ_TOOL_CUDA(cudaMemcpy(C.data(), sets.C[0]->p, C.size() * 8, cudaMemcpyDeviceToHost));
     return sampled_errors(p, C.data(), p.ldc, sample);
   };
 
@@ -258,15 +253,15 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   r.emu.err = errors_of_set0(emu);
   if (want_phases && v != OZGEMM_VARIANT_NATIVE) {
     cudaEvent_t ev[5];
-    for (auto& e : ev) BENCH_CUDA(cudaEventCreate(&e));
+    for (auto& e : ev) OZ_TOOL_CUDA(cudaEventCreate(&e));
     set_phase_events(h, ev);
     std::vector<double> ph[4];
     for (int it = 0; it < iters; ++it) {
       emu(it % sets.count);
-      BENCH_CUDA(cudaEventSynchronize(ev[4]));
+      OZ_TOOL_CUDA(cudaEventSynchronize(ev[4]));
       for (int i = 0; i < 4; ++i) {
         float ms = 0;
-        BENCH_CUDA(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+        OZ_TOOL_CUDA(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
         ph[i].push_back(ms);
       }
     }
@@ -288,7 +283,7 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   r.model_ms = model::predict(mv, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
   r.model_native_ms = model::predict(model::Variant::Native, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
   h.set_stream(nullptr);
-  BENCH_CUDA(cudaStreamSynchronize(stream));
+  OZ_TOOL_CUDA(cudaStreamSynchronize(stream));
   cudaStreamDestroy(stream);
   return r;
 }
