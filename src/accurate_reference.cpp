@@ -46,16 +46,9 @@ inline DD dd_mul_d(DD x, double y) {
 
 AccurateResult accurate_gemm(Op transa, Op transb, int64_t m, int64_t n, int64_t k, double alpha, const double* A,
                              int64_t lda, const double* B, int64_t ldb, double beta, const double* C0, int64_t ldc0) {
-  GemmShape sh;
-  sh.transa = transa;
-  sh.transb = transb;
-  sh.m = m;
-  sh.n = n;
-  sh.k = k;
-  sh.lda = lda;
-  sh.ldb = ldb;
-  sh.ldc = beta != 0.0 ? ldc0 : std::max<int64_t>(1, m);
-  const std::string why = check_shape(sh);
+  // C0 is read only when beta != 0: otherwise its leading dimension is not checked.
+  const std::string why =
+      check_shape(gemm_shape(transa, transb, m, n, k, lda, ldb, beta != 0.0 ? ldc0 : std::max<int64_t>(1, m)));
   if (!why.empty()) throw std::invalid_argument(why);
   AccurateResult res;
   res.m = m;

@@ -28,13 +28,9 @@ int effective_slices(const ozgemmContext* h) { return h->slices > 0 ? h->slices 
 
 ozgemmStatus_t make_shape(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, int lda, int ldb,
                           int ldc, GemmShape* s) {
-  if (!to_op(ta, &s->transa) || !to_op(tb, &s->transb)) return OZGEMM_STATUS_INVALID_VALUE;
-  s->m = m;
-  s->n = n;
-  s->k = k;
-  s->lda = lda;
-  s->ldb = ldb;
-  s->ldc = ldc;
+  Op opa, opb;
+  if (!to_op(ta, &opa) || !to_op(tb, &opb)) return OZGEMM_STATUS_INVALID_VALUE;
+  *s = ozgemm::gemm_shape(opa, opb, m, n, k, lda, ldb, ldc);
   return ozgemm::check_shape(*s).empty() ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_INVALID_VALUE;
 }
 
@@ -334,16 +330,7 @@ void set_planning_memory(ozgemmHandle_t h, int64_t bytes) {
 
 void dgemm_host_buffers(Handle& h, Op ta, Op tb, int m, int n, int k, double alpha, const double* A, int lda,
                         const double* B, int ldb, double beta, double* C, int ldc) {
-  GemmShape s;
-  s.transa = ta;
-  s.transb = tb;
-  s.m = m;
-  s.n = n;
-  s.k = k;
-  s.lda = lda;
-  s.ldb = ldb;
-  s.ldc = ldc;
-  const std::string why = check_shape(s);
+  const std::string why = check_shape(gemm_shape(ta, tb, m, n, k, lda, ldb, ldc));
   if (!why.empty()) throw Error(OZGEMM_STATUS_INVALID_VALUE, why);
   const size_t na = size_t(lda) * size_t(ta == Op::N ? k : m);
   const size_t nb = size_t(ldb) * size_t(tb == Op::N ? n : k);

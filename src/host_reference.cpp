@@ -101,16 +101,7 @@ double special_dot(Op transa, const double* A, int64_t lda, Op transb, const dou
 
 namespace {
 void check(Op transa, Op transb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
-  GemmShape sh;
-  sh.transa = transa;
-  sh.transb = transb;
-  sh.m = m;
-  sh.n = n;
-  sh.k = k;
-  sh.lda = lda;
-  sh.ldb = ldb;
-  sh.ldc = ldc;
-  const std::string why = check_shape(sh);
+  const std::string why = check_shape(gemm_shape(transa, transb, m, n, k, lda, ldb, ldc));
   if (!why.empty()) throw std::invalid_argument(why);
 }
 

@@ -39,23 +39,10 @@ struct DeviceBuffer {
 // Like make_problem, but fills column blocks in parallel (each block its own generator
 // seeded from (seed, matrix, block)), so 16384^2 inputs take seconds, not minutes.
 HostProblem make_problem_parallel(const CliOptions& o, const Sizes& s, double phi, uint64_t seed) {
-  HostProblem p;
-  p.transa = o.transa;
-  p.transb = o.transb;
-  p.m = s.m;
-  p.n = s.n;
-  p.k = s.k;
-  p.alpha = o.alpha;
-  p.beta = o.beta;
-  p.phi = phi;
-  p.seed = seed;
+  HostProblem p = make_problem_layout(o, s, phi);
   const int64_t a_rows = o.transa == Op::N ? s.m : s.k, a_cols = o.transa == Op::N ? s.k : s.m;
   const int64_t b_rows = o.transb == Op::N ? s.k : s.n, b_cols = o.transb == Op::N ? s.n : s.k;
-  p.lda = std::max<int64_t>(1, a_rows);
-  p.ldb = std::max<int64_t>(1, b_rows);
-  p.ldc = std::max<int64_t>(1, s.m);
   auto fill = [&](std::vector<double>& v, int64_t rows, int64_t cols, int64_t ld, uint64_t which) {
-    v.assign(static_cast<size_t>(std::max<int64_t>(1, ld * cols)), 0.0);
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
     std::vector<std::thread> pool;
     const int64_t per = (cols + threads - 1) / threads;
@@ -71,10 +58,7 @@ HostProblem make_problem_parallel(const CliOptions& o, const Sizes& s, double ph
   };
   fill(p.A, a_rows, a_cols, p.lda, 1);
   fill(p.B, b_rows, b_cols, p.ldb, 2);
-  if (o.beta != 0.0)
-    fill(p.C0, s.m, s.n, p.ldc, 3);
-  else
-    p.C0.assign(static_cast<size_t>(std::max<int64_t>(1, p.ldc * s.n)), 0.0);
+  if (o.beta != 0.0) fill(p.C0, s.m, s.n, p.ldc, 3);
   return p;
 }
 

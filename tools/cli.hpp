@@ -117,8 +117,11 @@ struct HostProblem {
   std::vector<double> A, B, C0;  // C0: the C input (all zero when beta == 0)
 };
 
-// A and B from ref::fill_phi(phi) in the stored shapes that transa/transb imply, then C0
-// (also fill_phi(phi)) when beta != 0; one std::mt19937_64(seed) drawn in that order.
+// The problem's fields, leading dimensions (tight) and zeroed A, B, C0 of the stored shapes
+// that transa/transb imply; the generators below fill them.
+HostProblem make_problem_layout(const CliOptions& o, const Sizes& s, double phi);
+// A and B from ref::fill_phi(phi), then C0 (also fill_phi(phi)) when beta != 0; one
+// std::mt19937_64(seed) drawn in that order.
 HostProblem make_problem(const CliOptions& o, const Sizes& s, double phi);
 
 // ---------------------------------------------------------------------------------------------

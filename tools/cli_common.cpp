@@ -15,7 +15,7 @@ namespace cli {
 // ---------------------------------------------------------------------------------------------
 // Problem data
 
-HostProblem make_problem(const CliOptions& o, const Sizes& s, double phi) {
+HostProblem make_problem_layout(const CliOptions& o, const Sizes& s, double phi) {
   HostProblem p;
   p.transa = o.transa;
   p.transb = o.transb;
@@ -35,9 +35,14 @@ HostProblem make_problem(const CliOptions& o, const Sizes& s, double phi) {
   p.A.assign(size_of(p.lda, a_cols), 0.0);
   p.B.assign(size_of(p.ldb, b_cols), 0.0);
   p.C0.assign(size_of(p.ldc, s.n), 0.0);
+  return p;
+}
+
+HostProblem make_problem(const CliOptions& o, const Sizes& s, double phi) {
+  HostProblem p = make_problem_layout(o, s, phi);
   std::mt19937_64 rng(o.seed);
-  ref::fill_phi(p.A.data(), a_rows, a_cols, p.lda, phi, rng);
-  ref::fill_phi(p.B.data(), b_rows, b_cols, p.ldb, phi, rng);
+  ref::fill_phi(p.A.data(), p.transa == Op::N ? s.m : s.k, p.transa == Op::N ? s.k : s.m, p.lda, phi, rng);
+  ref::fill_phi(p.B.data(), p.transb == Op::N ? s.k : s.n, p.transb == Op::N ? s.n : s.k, p.ldb, phi, rng);
   if (o.beta != 0.0) ref::fill_phi(p.C0.data(), s.m, s.n, p.ldc, phi, rng);
   return p;
 }

@@ -21,6 +21,21 @@ struct GemmShape {
   int64_t b_rows() const { return transb == Op::N ? k : n; }  // rows of B as stored
 };
 
+// The shape of a BLAS call, field by field.
+inline GemmShape gemm_shape(Op transa, Op transb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                            int64_t ldc) {
+  GemmShape s;
+  s.transa = transa;
+  s.transb = transb;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.lda = lda;
+  s.ldb = ldb;
+  s.ldc = ldc;
+  return s;
+}
+
 // Empty string when the shape is valid; otherwise a one-line reason. Rules follow
 // cuBLAS/BLAS: m, n, k >= 0; lda >= max(1, rows of A as stored); likewise ldb;
 // ldc >= max(1, m); and every index fits the 64-bit offsets the library uses.
