@@ -592,16 +592,8 @@ TEST(ApplyAlphaBeta, FixedOrderWithoutFma) {
 
 namespace {
 ozgemm::GemmShape shape(char ta, char tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
-  ozgemm::GemmShape s;
-  s.transa = ta == 'N' ? ozgemm::Op::N : ozgemm::Op::T;
-  s.transb = tb == 'N' ? ozgemm::Op::N : ozgemm::Op::T;
-  s.m = m;
-  s.n = n;
-  s.k = k;
-  s.lda = lda;
-  s.ldb = ldb;
-  s.ldc = ldc;
-  return s;
+  return ozgemm::gemm_shape(ta == 'N' ? ozgemm::Op::N : ozgemm::Op::T, tb == 'N' ? ozgemm::Op::N : ozgemm::Op::T, m,
+                            n, k, lda, ldb, ldc);
 }
 }  // namespace
 

@@ -22,16 +22,8 @@ using ozgemm::Plan;
 namespace {
 
 GemmShape tight_shape(Op ta, Op tb, int64_t m, int64_t n, int64_t k) {
-  GemmShape s;
-  s.transa = ta;
-  s.transb = tb;
-  s.m = m;
-  s.n = n;
-  s.k = k;
-  s.lda = std::max<int64_t>(1, s.a_rows());
-  s.ldb = std::max<int64_t>(1, s.b_rows());
-  s.ldc = std::max<int64_t>(1, m);
-  return s;
+  return ozgemm::gemm_shape(ta, tb, m, n, k, std::max<int64_t>(1, ta == Op::N ? m : k),
+                            std::max<int64_t>(1, tb == Op::N ? k : n), std::max<int64_t>(1, m));
 }
 
 int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
