@@ -21,7 +21,7 @@ fi
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
   echo "== compute-sanitizer memcheck (small shapes)"
   compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/test_gpu_emulated" \
-    --gtest_filter='*TransposesLeading*:*Special*:*UserWorkspace*:*AlphaZero*' --gtest_brief=1 > "$OUT/memcheck.log" 2>&1
+    --gtest_filter="${SANITIZER_FILTER:-*TransposesLeading*:*Special*:*UserWorkspace*:*AlphaZero*:*KSplit*}" --gtest_brief=1 > "$OUT/memcheck.log" 2>&1
   echo "memcheck exit $?"; tail -4 "$OUT/memcheck.log"
   compute-sanitizer --tool racecheck --error-exitcode 9 "$BIN/test_gpu_emulated" \
     --gtest_filter='*TransposesLeading*' --gtest_brief=1 > "$OUT/racecheck.log" 2>&1
@@ -39,9 +39,10 @@ echo "== bench"
 for shape in ${SHAPES:-1024x1024x1024 2048x2048x2048 4096x4096x4096 8192x8192x8192 16384x16384x16384 32768x256x4096}; do
   set -- ${shape//x/ }
   for s in ${SLICES:-7}; do for vf in ${VARIANTS:-unfused}; do
-    v=${vf%%:*}; fam=auto; [ "$vf" != "$v" ] && fam=${vf#*:}   # e.g. fully-fused:portable
-    f="$OUT/bench_${1}x${2}x${3}_s${s}_${v}$([ $fam != auto ] && echo _$fam).json"
-    "$BIN/ozgemm" bench --m $1 --n $2 --k $3 --slices $s --variant $v --family $fam --iters ${ITERS:-10} --json > "$f" 2> "$f.err" || cat "$f.err"
+    # v[:family[:accumulator]], e.g. fully-fused:portable or fully-fused:sm90:global
+    IFS=: read -r v fam acc <<< "$vf"; fam=${fam:-auto}; acc=${acc:-auto}
+    f="$OUT/bench_${1}x${2}x${3}_s${s}_${v}$([ $fam != auto ] && echo _$fam)$([ $acc != auto ] && echo _$acc).json"
+    "$BIN/ozgemm" bench --m $1 --n $2 --k $3 --slices $s --variant $v --family $fam --accumulator $acc --iters ${ITERS:-10} --json > "$f" 2> "$f.err" || cat "$f.err"
     python3 - "$f" <<'PY'
 import json,sys
 try:
@@ -49,7 +50,7 @@ try:
 except Exception as e:
     print("bad json", sys.argv[1], e); sys.exit()
 o=r["ozgemm"]; n=r["native_dgemm"]
-print(f'{r["m"]}x{r["n"]}x{r["k"]} s={r["slices"]} {r["variant"]}/{r.get("family","auto")}: ozgemm {o["ms"]:.3f} ms {o["tflops"]:.1f} TF (prod {o.get("products_int8_tops",0):.0f} TOPS, pre {o.get("max_reduce_ms",0)+o.get("slicing_ms",0):.3f} ms, epi {o.get("epilogue_ms",0):.3f} ms) comperr {o["componentwise"]:.2e} | native {n["ms"]:.3f} ms {n["tflops"]:.1f} TF comperr {n["componentwise"]:.2e}')
+print(f'{r["m"]}x{r["n"]}x{r["k"]} s={r["slices"]} {r["variant"]}/{r.get("family","auto")}/{r.get("accumulator","auto")}: ozgemm {o["ms"]:.3f} ms {o["tflops"]:.1f} TF (prod {o.get("products_int8_tops",0):.0f} TOPS, pre {o.get("max_reduce_ms",0)+o.get("slicing_ms",0):.3f} ms, epi {o.get("epilogue_ms",0):.3f} ms) comperr {o["componentwise"]:.2e} | native {n["ms"]:.3f} ms {n["tflops"]:.1f} TF comperr {n["componentwise"]:.2e}')
 PY
   done; done
 done

@@ -2,10 +2,11 @@
 // mma.sync s8 x s8 -> s32 (SM80_16x8x32) with a cp.async multistage pipeline, through CUTLASS's
 // sm80 mainloop collective. Runs on Ampere, Ada and Hopper (built for every architecture in
 // OZGEMM_CUDA_ARCHITECTURES). Same diagonal walk as the Hopper kernel (fused_ozaki_sm90.cu):
-// one 128 x 128 tile of C per CTA (256 threads, 8 warps as 4 x 2), diagonal d = s-1 .. 0 as the
-// contiguous k-range A_d .. A_0 against B_0 .. B_d, accumulator cleared per diagonal; fully
-// fused: FP64 reconstruction in registers in the order of ozgemm/numerics.hpp, C written once;
-// partially fused: int32 planes for launch_reconstruct_epilogue.
+// one 128 x 128 tile of C per CTA (256 threads, 8 warps as 4 x 2), diagonal d = s-1 .. 0 and
+// k-block b as the contiguous k-range A_d .. A_0 against B_0 .. B_d of block b, accumulator
+// cleared per (d, b), then consume_kblock (fused_tile_epilogue.cuh): fully fused, FP64
+// reconstruction in registers in the order of ozgemm/numerics.hpp and C written once;
+// partially fused, int32 planes for launch_reconstruct_epilogue.
 #include "kernels.hpp"
 
 #if defined(OZGEMM_BUILD_PORTABLE_FUSED)
@@ -15,8 +16,7 @@
 #include <cutlass/gemm/collective/collective_mma.hpp>
 #include <cutlass/gemm/dispatch_policy.hpp>
 
-#include "ozgemm/numerics.hpp"
-#include "special_dot.cuh"
+#include "fused_tile_epilogue.cuh"
 
 namespace ozgemm {
 namespace kernels {
@@ -47,8 +47,9 @@ struct SharedStorage {
   int32_t shift_b[kTileN];
 };
 
-template <bool kFully>
+template <FusedMode kMode>
 __global__ void __launch_bounds__(kThreads, 1) fused_ozaki_portable_kernel(FusedArgs a) {
+  constexpr bool kFully = kMode != FusedMode::Partial;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) char smem_buf[];
   SharedStorage& ss = *reinterpret_cast<SharedStorage*>(smem_buf);
@@ -65,7 +66,7 @@ __global__ void __launch_bounds__(kThreads, 1) fused_ozaki_portable_kernel(Fused
     }
   }
   // The whole sliced operands as (rows, k) tensors, tiled: (BLK, BLK_K, k-tiles).
-  const int K = s * k_tiles * kTileK;
+  const int K = static_cast<int>(a.kblocks) * s * k_tiles * kTileK;
   Tensor mA = make_tensor(make_gmem_ptr(a.slices_a), make_shape(int(a.m_pad), K), make_stride(int64_t(a.ld_slices), Int<1>{}));
   Tensor mB = make_tensor(make_gmem_ptr(a.slices_b), make_shape(int(a.n_pad), K), make_stride(int64_t(a.ld_slices), Int<1>{}));
   const auto cta = make_coord(int(tile_row0 / kTileM), int(tile_col0 / kTileN), _);
@@ -78,65 +79,41 @@ __global__ void __launch_bounds__(kThreads, 1) fused_ozaki_portable_kernel(Fused
   Tensor accum = partition_fragment_C(mma, take<0, 2>(TileShape{}));
   Tensor coords = mma.get_slice(threadIdx.x).partition_C(make_identity_tensor(take<0, 2>(TileShape{})));
   constexpr int kFrag = decltype(size(accum))::value;
-  double acc64[kFully ? kFrag : 1];
-  if constexpr (kFully) {
+  double acc64[kMode == FusedMode::FullyRegisters ? kFrag : 1];
+  if constexpr (kMode == FusedMode::FullyRegisters) {
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < kFrag; ++i) acc64[i] = 0.0;
   }
   __syncthreads();  // shifts visible
   Mainloop mainloop;
-  for (int d = s - 1; d >= 0; --d) {
-    const int a0 = (s - 1 - d) * k_tiles, count = (d + 1) * k_tiles;
-    clear(accum);
-    // A_d .. A_0 start (s-1-d) slices into A's row; B_0 .. B_d at the start of B's. The
-    // collective waits for all its copies and synchronises before returning.
-    mainloop(accum, domain_offset(make_coord(0, 0, a0), gA), gB, accum, make_coord_iterator(count), count, residue,
-             int(threadIdx.x), reinterpret_cast<char*>(&ss.mainloop));
-    if constexpr (kFully) {
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kFrag; ++i) {
-        const int r = get<0>(coords(i)), c = get<1>(coords(i));
-        const int32_t shift_sum = ss.shift_a[r] + ss.shift_b[c];
-        acc64[i] = nm::add_rn(acc64[i], nm::diagonal_to_fp64(accum(i), d, shift_sum + nm::reconstruction_offset(shift_sum)));
-      }
-    } else {
-      int32_t* plane = a.planes + int64_t(d) * a.plane_elems;
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kFrag; ++i) {
-        const int64_t r = tile_row0 - a.row0 + get<0>(coords(i)), c = tile_col0 - a.col0 + get<1>(coords(i));
-        if (r < a.rows && c < a.cols) plane[r + c * a.ld_plane] = accum(i);
-      }
+  const SpillSlot spill = spill_slot(a, blockIdx.x + int64_t(blockIdx.y) * gridDim.x, kTileM * kTileN, kThreads,
+                                     int(threadIdx.x), kFrag);
+  for (int d = s - 1; d >= 0; --d)
+    for (int b = 0; b < a.kblocks; ++b) {
+      const int b0 = b * s * k_tiles, a0 = b0 + (s - 1 - d) * k_tiles, count = (d + 1) * k_tiles;
+      clear(accum);
+      // In k-block b: A_d .. A_0 start (s-1-d) slices into A's block; B_0 .. B_d at its start. The
+      // collective waits for all its copies and synchronises before returning.
+      mainloop(accum, domain_offset(make_coord(0, 0, a0), gA), domain_offset(make_coord(0, 0, b0), gB), accum,
+               make_coord_iterator(count), count, residue, int(threadIdx.x), reinterpret_cast<char*>(&ss.mainloop));
+      consume_kblock<kMode, kFrag>(a, accum, coords, acc64, d, b, ss.shift_a, ss.shift_b, tile_row0, tile_col0, spill);
     }
-  }
-  if constexpr (kFully) {
-    const bool read_c = a.beta != 0.0;
-    CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < kFrag; ++i) {
-      const int r = get<0>(coords(i)), c = get<1>(coords(i));
-      const int64_t rg = tile_row0 + r, cg = tile_col0 + c;
-      if (rg >= a.m || cg >= a.n) continue;
-      double v;
-      if (a.flag_a[rg] | a.flag_b[cg]) {
-        v = special_dot_device(a.a, a.b, rg, cg);
-      } else {
-        const int32_t shift_sum = ss.shift_a[r] + ss.shift_b[c];
-        v = nm::scale_pow2(acc64[i], nm::reconstruction_offset(shift_sum));
-      }
-      double* out = a.C + rg + cg * a.ldc;
-      *out = nm::apply_alpha_beta(a.alpha, v, a.beta, read_c ? *out : 0.0, read_c);
-    }
-  }
+  if constexpr (kMode == FusedMode::FullyRegisters) write_c_tile<kFrag>(a, acc64, coords, ss.shift_a, ss.shift_b, tile_row0, tile_col0);
 #endif
 }
 
-template <bool kFully>
+template <FusedMode kMode>
 cudaError_t launch(const FusedArgs& args, cudaStream_t stream) {
+  constexpr bool kFully = kMode != FusedMode::Partial;
   if (args.kblock % kTileK != 0 || args.row0 % kTileM != 0 || args.col0 % kTileN != 0) return cudaErrorInvalidValue;
+  if (args.kblocks < 1 || args.kblocks * args.s * args.kblock > INT32_MAX) return cudaErrorInvalidValue;
   const int64_t rows = kFully ? args.m : args.rows, cols = kFully ? args.n : args.cols;
   const dim3 grid(static_cast<unsigned>((rows + kTileM - 1) / kTileM), static_cast<unsigned>((cols + kTileN - 1) / kTileN));
   if (grid.y > 65535) return cudaErrorInvalidValue;
+  if (kFully && args.spill_capacity < spill_entries(args.kblocks, int64_t(grid.x) * grid.y, kTileM * kTileN))
+    return cudaErrorInvalidValue;
   const int smem = static_cast<int>(sizeof(SharedStorage));
-  auto kernel = fused_ozaki_portable_kernel<kFully>;
+  auto kernel = fused_ozaki_portable_kernel<kMode>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
   kernel<<<grid, kThreads, smem, stream>>>(args);
@@ -145,8 +122,13 @@ cudaError_t launch(const FusedArgs& args, cudaStream_t stream) {
 
 }  // namespace
 
-cudaError_t launch_fused_portable(const FusedArgs& args, bool fully_fused, cudaStream_t stream) {
-  return fully_fused ? launch<true>(args, stream) : launch<false>(args, stream);
+cudaError_t launch_fused_portable(const FusedArgs& args, FusedMode mode, cudaStream_t stream) {
+  switch (mode) {
+    case FusedMode::Partial: return launch<FusedMode::Partial>(args, stream);
+    case FusedMode::FullyRegisters: return launch<FusedMode::FullyRegisters>(args, stream);
+    case FusedMode::FullyGlobal: return launch<FusedMode::FullyGlobal>(args, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 bool fused_portable_built() { return true; }
 
@@ -157,7 +139,7 @@ bool fused_portable_built() { return true; }
 
 namespace ozgemm {
 namespace kernels {
-cudaError_t launch_fused_portable(const FusedArgs&, bool, cudaStream_t) { return cudaErrorNotSupported; }
+cudaError_t launch_fused_portable(const FusedArgs&, FusedMode, cudaStream_t) { return cudaErrorNotSupported; }
 bool fused_portable_built() { return false; }
 }  // namespace kernels
 }  // namespace ozgemm

@@ -5,12 +5,14 @@
 //                 sliced A and B into a multi-stage shared-memory ring (CUTLASS PipelineTmaAsync);
 //   warp groups 1-2 consumers: CUTLASS's sm90 mainloop collective (wgmma s8 x s8 -> s32) over
 //                 each anti-diagonal's k-range, accumulator cleared per diagonal.
-// Diagonal d = i + j is ONE contiguous k-range in the slice layout of src/planner.hpp:
-//   A tiles from (s-1-d) * kblock (slices A_d .. A_0), B tiles from 0 (B_0 .. B_d), (d+1)*kblock long.
-// After each diagonal the consumers either convert the int32 tile to FP64 and add it to a
-// register-resident FP64 tile (fully fused, order of ozgemm/numerics.hpp: d = s-1 .. 0), or
-// store it as plane d (partially fused). The int32 sums are exact because the planner only
-// sends plans with s * kblock <= numerics::int32_exact_k(1) here (one k-block).
+// Diagonal d = i + j within k-block b is ONE contiguous k-range in the slice layout of
+// src/planner.hpp: A tiles from b * s * kblock + (s-1-d) * kblock (slices A_d .. A_0), B tiles
+// from b * s * kblock (B_0 .. B_d), (d+1)*kblock long. The int32 sums are exact because the
+// planner keeps s * kblock within numerics::int32_exact_k(1). After each (d, b) the consumers
+// hand the int32 tile to consume_kblock (fused_tile_epilogue.cuh): fully fused, the exact
+// diagonal sum is converted and added to a register-resident FP64 tile (order of
+// ozgemm/numerics.hpp: d = s-1 .. 0) and C is written once; partially fused, it is stored as
+// plane (d, b).
 #include "kernels.hpp"
 
 #if defined(OZGEMM_BUILD_SM90_FUSED)
@@ -22,8 +24,7 @@
 #include <cutlass/gemm/dispatch_policy.hpp>
 #include <cutlass/pipeline/pipeline.hpp>
 
-#include "ozgemm/numerics.hpp"
-#include "special_dot.cuh"
+#include "fused_tile_epilogue.cuh"
 
 namespace ozgemm {
 namespace kernels {
@@ -79,7 +80,7 @@ using FullyFusedConfig = FusedConfig<128, 2, 2>;
 constexpr int kGroupTilesM = 16;  // rasterisation group height in tiles (2048 rows)
 using PartiallyFusedConfig = FusedConfig<256, 2, 1>;
 
-template <class Cfg, bool kFully>
+template <class Cfg, FusedMode kMode>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     fused_ozaki_sm90_kernel(CUTLASS_GRID_CONSTANT typename Cfg::KernelParams const p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -124,6 +125,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   pp.transaction_bytes = p.mainloop.tma_transaction_bytes;
   MainloopPipeline pipeline(ss.pipeline, pp, ClusterShape{});
 
+  constexpr bool kFully = kMode != FusedMode::Partial;
   if (kFully && warp_group > 0) {
     const int t = thread_idx - 128;
     for (int i = t; i < kTileM + kTileN; i += kConsumerThreads) {
@@ -146,21 +148,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (warp_in_group == 0) {
       PipelineState write_state = cutlass::make_producer_start_state<MainloopPipeline>();
       Mainloop mainloop;
-      const int K = s * p.k_tiles * kFusedTileK;
+      const int K = static_cast<int>(a.kblocks) * s * p.k_tiles * kFusedTileK;
       auto load_inputs = mainloop.load_init(make_shape(int(a.m_pad), int(a.n_pad), K, 1), p.mainloop);
       Tensor gA_mkl = get<0>(load_inputs);  // (BM, BK, m-tiles, k-tiles, l)
       Tensor gB_nkl = get<1>(load_inputs);  // (BN, BK, n-tiles, k-tiles, l)
       const auto blk_coord = make_coord(int(tile_row0 / kTileM), int(tile_col0 / kTileN), _, 0);
       const uint32_t rank = cute::block_rank_in_cluster();
-      for (int d = s - 1; d >= 0; --d) {
-        // A_d .. A_0 start (s-1-d) slices into A's row; B_0 .. B_d at the start of B's.
-        const int a0 = (s - 1 - d) * p.k_tiles;
-        const int count = (d + 1) * p.k_tiles;
-        auto inputs_d = cute::make_tuple(domain_offset(make_coord(0, 0, 0, a0, 0), gA_mkl), gB_nkl);
-        mainloop.load(p.mainloop, pipeline, write_state, inputs_d, blk_coord, cute::make_coord_iterator(count),
-                      count, thread_idx % 32, rank, ss.tensors);
-        write_state.advance(count);
-      }
+      for (int d = s - 1; d >= 0; --d)
+        for (int b = 0; b < a.kblocks; ++b) {
+          // In k-block b: A_d .. A_0 start (s-1-d) slices into A's block; B_0 .. B_d at its start.
+          const int b0 = b * s * p.k_tiles;
+          const int a0 = b0 + (s - 1 - d) * p.k_tiles;
+          const int count = (d + 1) * p.k_tiles;
+          auto inputs_d = cute::make_tuple(domain_offset(make_coord(0, 0, 0, a0, 0), gA_mkl),
+                                           domain_offset(make_coord(0, 0, 0, b0, 0), gB_nkl));
+          mainloop.load(p.mainloop, pipeline, write_state, inputs_d, blk_coord, cute::make_coord_iterator(count),
+                        count, thread_idx % 32, rank, ss.tensors);
+          write_state.advance(count);
+        }
       mainloop.load_tail(pipeline, write_state);
     }
   } else {
@@ -171,63 +176,38 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     Tensor accum = partition_fragment_C(tiled_mma, take<0, 2>(TileShape{}));  // int32 (MMA, MMA_M, MMA_N)
     Tensor coords = tiled_mma.get_slice(mma_thread).partition_C(make_identity_tensor(take<0, 2>(TileShape{})));
     constexpr int kFrag = decltype(size(accum))::value;
-    double acc64[kFully ? kFrag : 1];
-    if constexpr (kFully) {
+    double acc64[kMode == FusedMode::FullyRegisters ? kFrag : 1];
+    if constexpr (kMode == FusedMode::FullyRegisters) {
       CUTLASS_PRAGMA_UNROLL
       for (int i = 0; i < kFrag; ++i) acc64[i] = 0.0;
     }
     PipelineState read_state;
-    for (int d = s - 1; d >= 0; --d) {
-      const int count = (d + 1) * p.k_tiles;
-      mainloop.mma(pipeline, read_state, accum, count, mma_thread, ss.tensors, p.mainloop);
-      mainloop.mma_tail(pipeline, read_state, count);
-      read_state.advance(count);
-      if constexpr (kFully) {
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < kFrag; ++i) {
-          const int r = get<0>(coords(i)), c = get<1>(coords(i));
-          const int32_t shift_sum = ss.extra.shift_a[r] + ss.extra.shift_b[c];
-          const int off = nm::reconstruction_offset(shift_sum);
-          acc64[i] = nm::add_rn(acc64[i], nm::diagonal_to_fp64(accum(i), d, shift_sum + off));
-        }
-      } else {
-        int32_t* plane = a.planes + int64_t(d) * a.plane_elems;
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < kFrag; ++i) {
-          const int64_t r = tile_row0 - a.row0 + get<0>(coords(i)), c = tile_col0 - a.col0 + get<1>(coords(i));
-          if (r < a.rows && c < a.cols) plane[r + c * a.ld_plane] = accum(i);
-        }
+    const SpillSlot spill = spill_slot(a, blockIdx.x + int64_t(blockIdx.y) * gridDim.x, kTileM * kTileN,
+                                       kConsumerThreads, mma_thread, kFrag);
+    for (int d = s - 1; d >= 0; --d)
+      for (int b = 0; b < a.kblocks; ++b) {
+        const int count = (d + 1) * p.k_tiles;
+        mainloop.mma(pipeline, read_state, accum, count, mma_thread, ss.tensors, p.mainloop);
+        mainloop.mma_tail(pipeline, read_state, count);
+        read_state.advance(count);
+        consume_kblock<kMode, kFrag>(a, accum, coords, acc64, d, b, ss.extra.shift_a, ss.extra.shift_b, tile_row0,
+                                      tile_col0, spill);
       }
-    }
-    if constexpr (kFully) {
-      const bool read_c = a.beta != 0.0;
-      CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < kFrag; ++i) {
-        const int r = get<0>(coords(i)), c = get<1>(coords(i));
-        const int64_t rg = tile_row0 + r, cg = tile_col0 + c;
-        if (rg >= a.m || cg >= a.n) continue;
-        double v;
-        if (a.flag_a[rg] | a.flag_b[cg]) {
-          v = special_dot_device(a.a, a.b, rg, cg);
-        } else {
-          const int32_t shift_sum = ss.extra.shift_a[r] + ss.extra.shift_b[c];
-          v = nm::scale_pow2(acc64[i], nm::reconstruction_offset(shift_sum));
-        }
-        double* out = a.C + rg + cg * a.ldc;
-        *out = nm::apply_alpha_beta(a.alpha, v, a.beta, read_c ? *out : 0.0, read_c);
-      }
-    }
+    if constexpr (kMode == FusedMode::FullyRegisters)
+      write_c_tile<kFrag>(a, acc64, coords, ss.extra.shift_a, ss.extra.shift_b, tile_row0, tile_col0);
   }
 #endif
 }
 
-template <class Cfg, bool kFully>
+template <class Cfg, FusedMode kMode>
 cudaError_t launch(const FusedArgs& args, cudaStream_t stream) {
+  constexpr bool kFully = kMode != FusedMode::Partial;
   using Mainloop = typename Cfg::Mainloop;
   constexpr int kTileM = Cfg::kTileM, kTileN = Cfg::kTileN, kClusterM = Cfg::kClusterM, kClusterN = Cfg::kClusterN;
   if (args.kblock % kFusedTileK != 0 || args.row0 % kTileM != 0 || args.col0 % kTileN != 0)
     return cudaErrorInvalidValue;
-  const int K = static_cast<int>(args.s * args.kblock);
+  if (args.kblocks < 1 || args.kblocks * args.s * args.kblock > INT32_MAX) return cudaErrorInvalidValue;
+  const int K = static_cast<int>(args.kblocks * args.s * args.kblock);
   typename Mainloop::Arguments margs{
       args.slices_a, make_stride(int64_t(args.ld_slices), Int<1>{}, int64_t(0)),
       args.slices_b, make_stride(int64_t(args.ld_slices), Int<1>{}, int64_t(0))};
@@ -243,8 +223,10 @@ cudaError_t launch(const FusedArgs& args, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(tiles(rows, kTileM, kClusterM)),
                   static_cast<unsigned>(tiles(cols, kTileN, kClusterN)));
   if (grid.y > 65535) return cudaErrorInvalidValue;
+  if (kFully && args.spill_capacity < spill_entries(args.kblocks, int64_t(grid.x) * grid.y, kTileM * kTileN))
+    return cudaErrorInvalidValue;
   const int smem = static_cast<int>(sizeof(typename Cfg::SharedStorage));
-  auto kernel = fused_ozaki_sm90_kernel<Cfg, kFully>;
+  auto kernel = fused_ozaki_sm90_kernel<Cfg, kMode>;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
   cudaLaunchConfig_t cfg = {};
@@ -266,8 +248,13 @@ cudaError_t launch(const FusedArgs& args, cudaStream_t stream) {
 
 }  // namespace
 
-cudaError_t launch_fused_sm90(const FusedArgs& args, bool fully_fused, cudaStream_t stream) {
-  return fully_fused ? launch<FullyFusedConfig, true>(args, stream) : launch<PartiallyFusedConfig, false>(args, stream);
+cudaError_t launch_fused_sm90(const FusedArgs& args, FusedMode mode, cudaStream_t stream) {
+  switch (mode) {
+    case FusedMode::Partial: return launch<PartiallyFusedConfig, FusedMode::Partial>(args, stream);
+    case FusedMode::FullyRegisters: return launch<FullyFusedConfig, FusedMode::FullyRegisters>(args, stream);
+    case FusedMode::FullyGlobal: return launch<PartiallyFusedConfig, FusedMode::FullyGlobal>(args, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 bool fused_sm90_built() { return true; }
 
@@ -278,7 +265,7 @@ bool fused_sm90_built() { return true; }
 
 namespace ozgemm {
 namespace kernels {
-cudaError_t launch_fused_sm90(const FusedArgs&, bool, cudaStream_t) { return cudaErrorNotSupported; }
+cudaError_t launch_fused_sm90(const FusedArgs&, FusedMode, cudaStream_t) { return cudaErrorNotSupported; }
 bool fused_sm90_built() { return false; }
 }  // namespace kernels
 }  // namespace ozgemm

@@ -49,16 +49,17 @@ struct EpilogueArgs {
 cudaError_t launch_reconstruct_epilogue(const EpilogueArgs& args, cudaStream_t stream);
 
 // Fused Hopper (sm_90a) kernel: TMA + wgmma s8 x s8 -> s32 through CUTLASS's warp-specialized
-// mainloop collective, one CTA per 128 x 128 tile of C, looping over the anti-diagonals
-// d = s-1 .. 0 as contiguous k-ranges of the slice layout (src/planner.hpp, kblocks == 1,
-// kblock a multiple of 128). Fully fused: each diagonal's int32 tile is converted and summed
-// in FP64 registers in the order of ozgemm/numerics.hpp and C is written once. Partially
-// fused: each diagonal's int32 tile goes to plane d of `planes` (the unfused layout, one
-// k-block) and launch_reconstruct_epilogue finishes.
+// mainloop collective, one CTA per tile of C, looping over the anti-diagonals d = s-1 .. 0 and,
+// within each, over the k-blocks b of the slice layout (src/planner.hpp, kblock a multiple of
+// 128); each (d, b) is one contiguous k-range. Fully fused: each diagonal's exact sum over the
+// k-blocks (kernels/fused_tile_epilogue.cuh) is converted and summed in FP64 registers in the
+// order of ozgemm/numerics.hpp and C is written once. Partially fused: the int32 tile of (d, b)
+// goes to plane d * kblocks + b of `planes` (the unfused layout) and
+// launch_reconstruct_epilogue finishes.
 struct FusedArgs {
   const int8_t* slices_a;  // rows of op(A), slices reversed
   const int8_t* slices_b;  // columns of op(B), slices in order
-  int64_t ld_slices, m_pad, n_pad, kblock;
+  int64_t ld_slices, m_pad, n_pad, kblock, kblocks;
   int s;
   int64_t m, n;
   const int32_t *shift_a, *shift_b, *flag_a, *flag_b;
@@ -67,6 +68,13 @@ struct FusedArgs {
   double* C;
   int64_t ldc;
   OperandView a, b;
+  // fully fused, FusedMode::FullyGlobal: the FP64 sum of entry (r, c) of C at acc[r + c * ld_acc]
+  double* acc;
+  int64_t ld_acc;
+  // fully fused with kblocks > 1: int32 spill of the k-blocks before the last,
+  // spill_entries(kblocks, grid tiles, tile entries) entries at least (launchers check).
+  int32_t* spill;
+  int64_t spill_capacity;
   // partially fused: this launch covers rows row0 .. row0+rows-1 and columns col0 .. col0+cols-1
   // (row0 a multiple of 128, col0 of 256); plane d at planes + d * plane_elems, element (r, c) of the
   // chunk at r + c * ld_plane.
@@ -74,14 +82,18 @@ struct FusedArgs {
   int64_t plane_elems, ld_plane;
   int64_t row0, col0, rows, cols;
 };
-// Tiles: 128 rows, 128-deep k; 128 columns (fully fused) or 256 (partially fused).
+// What the consumers do with each diagonal: Partial stores int32 planes; FullyRegisters sums in
+// FP64 registers and writes C once; FullyGlobal read-modify-writes the FP64 sum in args.acc
+// once per diagonal (the tutorial's version) and writes C after the last. Same bits.
+enum class FusedMode { Partial, FullyRegisters, FullyGlobal };
+// Tiles: 128 rows, 128-deep k; 128 columns (FullyRegisters) or 256 (Partial, FullyGlobal).
 constexpr int kFusedTileM = 128, kFusedTileK = 128, kFusedMaxTileN = 256;
 // cudaErrorNotSupported when this build has no sm_90a code (OZGEMM_CUDA_ARCHITECTURES).
-cudaError_t launch_fused_sm90(const FusedArgs& args, bool fully_fused, cudaStream_t stream);
+cudaError_t launch_fused_sm90(const FusedArgs& args, FusedMode mode, cudaStream_t stream);
 bool fused_sm90_built();
 // The portable fused kernel (kernels/fused_ozaki_sm80.cu): mma.sync s8 + cp.async, sm_80 and
 // newer, 128 x 128 tiles, k-tiles of 64; same FusedArgs and semantics as launch_fused_sm90.
-cudaError_t launch_fused_portable(const FusedArgs& args, bool fully_fused, cudaStream_t stream);
+cudaError_t launch_fused_portable(const FusedArgs& args, FusedMode mode, cudaStream_t stream);
 bool fused_portable_built();
 
 // C = beta * C (beta == 0: C = 0 without reading C), the BLAS quick return for k == 0 or alpha == 0.

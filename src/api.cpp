@@ -36,6 +36,14 @@ ozgemmStatus_t make_shape(cublasOperation_t ta, cublasOperation_t tb, int m, int
 
 int effective_slices(const ozgemmContext* h);
 
+// The shape of a problem with the smallest valid leading dimensions (they change neither the
+// plan nor the workspace).
+ozgemmStatus_t make_tight_shape(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, GemmShape* s) {
+  const int lda = (ta == CUBLAS_OP_N ? m : k) > 1 ? (ta == CUBLAS_OP_N ? m : k) : 1;
+  const int ldb = (tb == CUBLAS_OP_N ? k : n) > 1 ? (tb == CUBLAS_OP_N ? k : n) : 1;
+  return make_shape(ta, tb, m, n, k, lda, ldb, m > 1 ? m : 1, s);
+}
+
 // Which path runs a problem: the handle's variant, or the planner's choice for AUTO.
 bool fused_available(const ozgemmContext* h);
 
@@ -47,14 +55,15 @@ ozgemmVariant_t resolve_variant(const ozgemmContext* h, const GemmShape& s) {
   return v;
 }
 
-// Plans an emulated variant. A fused variant the problem does not fit (k past the fused
-// kernels' int32 bound) falls back to the unfused plan: kernel limits are the planner's
-// business, never the user's.
+// Plans an emulated variant. A fused variant the problem does not fit (a grid or spill buffer
+// past the fused kernels' limits) falls back to the unfused plan: kernel limits are the
+// planner's business, never the user's. ozgemmGetPlannedVariant reports what runs.
 ozgemmStatus_t plan_for(const ozgemmContext* h, const GemmShape& s, ozgemmVariant_t v, ozgemm::Plan* plan) {
   const int slices = effective_slices(h);
   if (v == OZGEMM_VARIANT_PARTIALLY_FUSED || v == OZGEMM_VARIANT_FULLY_FUSED) {
     if (ozgemm::plan_variant(s, slices, h->dev, static_cast<ozgemm::Variant>(v), plan,
-                             static_cast<ozgemm::KernelFamily>(h->family))
+                             static_cast<ozgemm::KernelFamily>(h->family),
+                             static_cast<ozgemm::FusedAccumulator>(h->accumulator))
             .empty())
       return OZGEMM_STATUS_SUCCESS;
   }
@@ -196,6 +205,14 @@ ozgemmStatus_t ozgemmSetKernelFamily(ozgemmHandle_t h, ozgemmKernelFamily_t f) {
   return OZGEMM_STATUS_SUCCESS;
 }
 
+ozgemmStatus_t ozgemmSetFusedAccumulator(ozgemmHandle_t h, ozgemmFusedAccumulator_t a) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (a != OZGEMM_ACCUMULATOR_AUTO && a != OZGEMM_ACCUMULATOR_REGISTERS && a != OZGEMM_ACCUMULATOR_GLOBAL)
+    return OZGEMM_STATUS_INVALID_VALUE;
+  h->accumulator = a;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
 ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t h, ozgemmVariant_t* v) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!v) return OZGEMM_STATUS_INVALID_VALUE;
@@ -208,10 +225,7 @@ ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t h, cublasOperation_t ta, cu
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!bytes) return OZGEMM_STATUS_INVALID_VALUE;
   GemmShape s;
-  // Leading dimensions do not change the workspace: use the smallest valid ones.
-  const int lda = (ta == CUBLAS_OP_N ? m : k) > 1 ? (ta == CUBLAS_OP_N ? m : k) : 1;
-  const int ldb = (tb == CUBLAS_OP_N ? k : n) > 1 ? (tb == CUBLAS_OP_N ? k : n) : 1;
-  ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, m > 1 ? m : 1, &s);
+  ozgemmStatus_t st = make_tight_shape(ta, tb, m, n, k, &s);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   if (resolve_variant(h, s) == OZGEMM_VARIANT_NATIVE || m == 0 || n == 0 || k == 0) {
     *bytes = 0;
@@ -220,6 +234,24 @@ ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t h, cublasOperation_t ta, cu
   ozgemm::Plan plan;
   st = plan_for(h, s, resolve_variant(h, s), &plan);
   if (st == OZGEMM_STATUS_SUCCESS) *bytes = plan.workspace_bytes;
+  return st;
+}
+
+ozgemmStatus_t ozgemmGetPlannedVariant(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                       int k, ozgemmVariant_t* variant) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!variant) return OZGEMM_STATUS_INVALID_VALUE;
+  GemmShape s;
+  ozgemmStatus_t st = make_tight_shape(ta, tb, m, n, k, &s);
+  if (st != OZGEMM_STATUS_SUCCESS) return st;
+  const ozgemmVariant_t v = resolve_variant(h, s);
+  if (v == OZGEMM_VARIANT_NATIVE || m == 0 || n == 0 || k == 0) {
+    *variant = v;
+    return OZGEMM_STATUS_SUCCESS;
+  }
+  ozgemm::Plan plan;
+  st = plan_for(h, s, v, &plan);
+  if (st == OZGEMM_STATUS_SUCCESS) *variant = static_cast<ozgemmVariant_t>(plan.variant);
   return st;
 }
 

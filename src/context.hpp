@@ -18,6 +18,7 @@ struct ozgemmContext {
   int slices = 0;  // 0: library default
   ozgemmVariant_t variant = OZGEMM_VARIANT_AUTO;
   ozgemmKernelFamily_t family = OZGEMM_KERNELS_AUTO;
+  ozgemmFusedAccumulator_t accumulator = OZGEMM_ACCUMULATOR_AUTO;
   cublasHandle_t cublas = nullptr;  // native DGEMM
   ozgemm::Int8GemmLt lt;
   bool autotune = true;  // time cuBLASLt candidates per shape (env OZGEMM_LT_AUTOTUNE=0 disables)

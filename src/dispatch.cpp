@@ -84,6 +84,11 @@ ozgemmStatus_t run_emulated(ozgemmContext* ctx, const Plan& plan, const GemmShap
   f.m_pad = plan.m_pad;
   f.n_pad = plan.n_pad;
   f.kblock = plan.kblock;
+  f.kblocks = plan.kblocks;
+  f.spill = reinterpret_cast<int32_t*>(ws + plan.off_spill);
+  f.acc = reinterpret_cast<double*>(ws + plan.off_diag);
+  f.ld_acc = plan.m_pad;
+  f.spill_capacity = plan.spill_entries;
   f.s = s;
   f.m = plan.m;
   f.n = plan.n;
@@ -106,8 +111,10 @@ ozgemmStatus_t run_emulated(ozgemmContext* ctx, const Plan& plan, const GemmShap
     f.row0 = f.col0 = 0;
     f.rows = plan.m;
     f.cols = plan.n;
-    OZ_CUDA_TRY(plan.family == KernelFamily::Sm90 ? kernels::launch_fused_sm90(f, /*fully_fused=*/true, st)
-                                                  : kernels::launch_fused_portable(f, /*fully_fused=*/true, st));
+    const kernels::FusedMode mode =
+        plan.accumulator == FusedAccumulator::Global ? kernels::FusedMode::FullyGlobal : kernels::FusedMode::FullyRegisters;
+    OZ_CUDA_TRY(plan.family == KernelFamily::Sm90 ? kernels::launch_fused_sm90(f, mode, st)
+                                                  : kernels::launch_fused_portable(f, mode, st));
     record(ctx, 3);  // products and epilogue are one phase: the epilogue interval is empty
     record(ctx, 4);
     return OZGEMM_STATUS_SUCCESS;
@@ -124,8 +131,8 @@ ozgemmStatus_t run_emulated(ozgemmContext* ctx, const Plan& plan, const GemmShap
         f.col0 = col0;
         f.rows = nrows;
         f.cols = ncols;
-        OZ_CUDA_TRY(plan.family == KernelFamily::Sm90 ? kernels::launch_fused_sm90(f, /*fully_fused=*/false, st)
-                                                      : kernels::launch_fused_portable(f, /*fully_fused=*/false, st));
+        OZ_CUDA_TRY(plan.family == KernelFamily::Sm90 ? kernels::launch_fused_sm90(f, kernels::FusedMode::Partial, st)
+                                                      : kernels::launch_fused_portable(f, kernels::FusedMode::Partial, st));
       } else {
         // Products: one GEMM per (diagonal d, k-block b) over the contiguous k-range of length
         // (d+1)*kblock (layout in src/planner.hpp).

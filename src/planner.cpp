@@ -74,12 +74,14 @@ int64_t diag_buffer_cap(const DeviceDesc& dev) {
   return std::min(kDiagBufferCap, std::max(kDiagBufferMin, dev.memory_bytes / 8));
 }
 
-TileConfig fused_tile_config(Variant v, KernelFamily family) {
+FusedAccumulator default_fused_accumulator(KernelFamily) { return FusedAccumulator::Registers; }
+
+TileConfig fused_tile_config(Variant v, KernelFamily family, FusedAccumulator acc) {
   TileConfig t;
   if (v != Variant::PartiallyFused && v != Variant::FullyFused) return t;
   if (family == KernelFamily::Portable) {
     t.m = 128, t.n = 128, t.k = 64;
-  } else if (v == Variant::PartiallyFused) {
+  } else if (v == Variant::PartiallyFused || acc == FusedAccumulator::Global) {
     t.m = 128, t.n = 256, t.k = 128, t.cluster_m = 2, t.cluster_n = 1;
   } else {
     t.m = 128, t.n = 128, t.k = 128, t.cluster_m = 2, t.cluster_n = 2;
@@ -88,7 +90,7 @@ TileConfig fused_tile_config(Variant v, KernelFamily family) {
 }
 
 std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& dev, Variant variant, Plan* plan,
-                         KernelFamily family) {
+                         KernelFamily family, FusedAccumulator accumulator) {
   const std::string why = check_shape(shape);
   if (!why.empty()) return why;
   if (slices < 1 || slices > numerics::kMaxSlices) return "slices must be in 1..20";
@@ -102,7 +104,9 @@ std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& d
   Plan p;
   p.variant = variant;
   p.family = fused ? family : KernelFamily::Auto;
-  p.tile = fused_tile_config(variant, p.family);
+  if (variant == Variant::FullyFused)
+    p.accumulator = accumulator == FusedAccumulator::Auto ? default_fused_accumulator(family) : accumulator;
+  p.tile = fused_tile_config(variant, p.family, p.accumulator);
   p.slices = slices;
   p.m = shape.m;
   p.n = shape.n;
@@ -114,9 +118,6 @@ std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& d
   const int64_t kmax = numerics::int32_exact_k(slices) / kalign * kalign;
   const int64_t kpad = round_up(std::max<int64_t>(1, shape.k), kalign);
   p.kblocks = (kpad + kmax - 1) / kmax;
-  if (fused && p.kblocks > 1)
-    return "k = " + std::to_string(shape.k) + " exceeds the fused kernels' int32 bound for " + std::to_string(slices) +
-           " slices (k <= " + std::to_string(kmax) + ")";
   // Balance the blocks so padding is at most kalign-1 per block.
   p.kblock = round_up((kpad + p.kblocks - 1) / p.kblocks, kalign);
   p.ld_slices = p.kblocks * slices * p.kblock;
@@ -125,8 +126,16 @@ std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& d
   if (p.ld_slices > INT32_MAX || p.m_pad > INT32_MAX || p.n_pad > INT32_MAX || kmaxgemm > INT32_MAX)
     return "problem too large for 32-bit GEMM dimensions";
   if (variant == Variant::FullyFused) {
-    p.m_chunk = p.m_pad;  // no int32 buffers
+    p.m_chunk = p.m_pad;  // no int32 planes; one launch over all of C
     p.n_chunk = p.n_pad;
+    const int64_t tiles_m = round_up((p.m + p.tile.m - 1) / p.tile.m, p.tile.cluster_m);
+    const int64_t tiles_n = round_up((p.n + p.tile.n - 1) / p.tile.n, p.tile.cluster_n);
+    if (tiles_n > 65535) return "n too large for the fully fused kernel's grid (at most 65535 column tiles)";
+    // k-blocks before the last are spilled as int32 per tile (kernels/fused_tile_epilogue.cuh).
+    p.spill_entries = (p.kblocks - 1) * tiles_m * tiles_n * p.tile.m * p.tile.n;
+    if (p.accumulator == FusedAccumulator::Global) p.acc_entries = p.m_pad * p.n;
+    if (p.spill_entries * int64_t(sizeof(int32_t)) + p.acc_entries * int64_t(sizeof(double)) > diag_buffer_cap(dev))
+      return "the fully fused kernel's k-block spill and accumulator would exceed the buffer cap";
   } else {
     // Chunks: bytes per entry of C across all planes; columns first, then rows. Partially
     // fused chunks start on 128 x 128 tile boundaries.
@@ -151,7 +160,14 @@ std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& d
   p.off_slices_a = off; off = align256(off + size_t(p.m_pad) * size_t(p.ld_slices));
   p.off_slices_b = off; off = align256(off + size_t(p.n_pad) * size_t(p.ld_slices));
   p.off_diag = off;
-  if (planes) off = align256(off + sizeof(int32_t) * size_t(p.diag_planes()) * size_t(p.m_chunk) * size_t(p.n_chunk));
+  if (planes) {
+    off = align256(off + sizeof(int32_t) * size_t(p.diag_planes()) * size_t(p.m_chunk) * size_t(p.n_chunk));
+    p.off_spill = off;
+  } else {
+    off = align256(off + sizeof(double) * size_t(p.acc_entries));
+    p.off_spill = off;
+    off = align256(off + sizeof(int32_t) * size_t(p.spill_entries));
+  }
   p.off_lt_workspace = off;
   if (variant == Variant::Unfused) off = align256(off + kLtWorkspaceBytes);
   p.workspace_bytes = off;

@@ -13,6 +13,8 @@ namespace ozgemm {
 enum class Variant : int { Auto = 0, Unfused = 1, PartiallyFused = 2, FullyFused = 3, Native = 4 };
 // Kernel family of the fused variants (values as ozgemmKernelFamily_t).
 enum class KernelFamily : int { Auto = 0, Sm90 = 1, Portable = 2 };
+// Where the fully fused kernel keeps the FP64 sum (values as ozgemmFusedAccumulator_t).
+enum class FusedAccumulator : int { Auto = 0, Registers = 1, Global = 2 };
 const char* variant_name(Variant v);
 
 // What the planner knows of the device.
@@ -38,11 +40,14 @@ struct TileConfig {
   int m = 0, n = 0, k = 0;  // CTA tile (k in int8 elements); 0: chosen by cuBLASLt
   int cluster_m = 1, cluster_n = 1;
 };
-TileConfig fused_tile_config(Variant v, KernelFamily family);
+TileConfig fused_tile_config(Variant v, KernelFamily family, FusedAccumulator acc = FusedAccumulator::Registers);
+// What FusedAccumulator::Auto means for a fully fused plan (measured; planner.cpp).
+FusedAccumulator default_fused_accumulator(KernelFamily family);
 
 struct Plan {
   Variant variant = Variant::Unfused;
   KernelFamily family = KernelFamily::Auto;  // fused variants: Sm90 or Portable
+  FusedAccumulator accumulator = FusedAccumulator::Auto;  // fully fused: Registers or Global
   TileConfig tile;                           // fused variants
   int slices = 8;
   int64_t m = 0, n = 0, k = 0;
@@ -60,6 +65,12 @@ struct Plan {
   // off_diag + (d * kblocks + b) * m_chunk * n_chunk * 4. Columns are chunked first; rows
   // only when even kMinChunkCols columns of all m_pad rows would not fit.
   int64_t m_chunk = 0, n_chunk = 0;
+  // Fully fused with kblocks > 1: int32 entries at off_diag holding each tile's partial sums of
+  // the k-blocks before the last ((kblocks-1) x tile entries per tile of the cluster-rounded grid).
+  int64_t spill_entries = 0;
+  size_t off_spill = 0;
+  // Fully fused with the Global accumulator: FP64 entries (r, c) at off_diag + 8 * (r + c * m_pad).
+  int64_t acc_entries = 0;
   int64_t diag_planes() const { return int64_t(slices) * kblocks; }
 };
 
@@ -87,18 +98,20 @@ constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
 Variant choose_auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev);
 constexpr double kEmulationEfficiency = 0.6;  // unfused end-to-end vs INT8 peak (H100: 41.2 / 70.7 at s = 7)
 
-// Fused Hopper kernels (kernels/fused_ozaki_sm90.cu): k-blocks are multiples of their 128-deep
-// k-tile, there is exactly one k-block (s * kblock within the int32 bound, so k <= 18688 at 7
-// slices, 16256 at 8), and partially fused chunks start on tile boundaries (128 x 256).
+// Fused kernels (kernels/fused_ozaki_sm90.cu, fused_ozaki_sm80.cu): k-blocks are multiples of
+// their 128-deep k-tile (s * kblock within the int32 bound, so one k-block up to k = 18688 at 7
+// slices, 16256 at 8; more blocks beyond), and partially fused chunks start on tile boundaries
+// (128 x 256).
 constexpr int64_t kFusedKAlign = 128;
 constexpr int64_t kFusedChunkAlign = 256;  // the partially fused kernel's widest tile
 
 // Plans an emulated variant (Unfused, PartiallyFused, FullyFused). Returns an empty string, or
-// why the problem cannot be planned for that variant (for the fused ones: not Hopper, or k past
-// their int32 bound; the caller then falls back to Unfused).
+// why the problem cannot be planned for that variant (for the fused ones: no suitable GPU, or a
+// grid or spill buffer past the kernels' limits; the caller then falls back to Unfused).
 // family: Auto picks Sm90 on compute capability 9.0, Portable on other sm_80+ GPUs.
 std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& dev, Variant variant, Plan* plan,
-                         KernelFamily family = KernelFamily::Auto);
+                         KernelFamily family = KernelFamily::Auto,
+                         FusedAccumulator accumulator = FusedAccumulator::Auto);
 
 // Plans the unfused path. Returns an empty string, or why the problem cannot be planned.
 // k-blocking: kblock = the largest multiple of kKAlign with slices * kblock products within

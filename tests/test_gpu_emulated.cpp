@@ -80,6 +80,15 @@ int64_t compare_with_host(ozgemm::Handle& hd, const Case& c, const Operands& o, 
   ozgemm::ref::ozaki_dgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta,
                            host.data(), o.ldc, c.slices);
   hd.set_slices(c.slices);
+  // The requested variant must really run (no silent fallback to another kernel path).
+  ozgemmVariant_t requested = OZGEMM_VARIANT_AUTO, planned = OZGEMM_VARIANT_AUTO;
+  ozgemm::check(ozgemmGetVariant(hd.get(), &requested), "ozgemmGetVariant");
+  ozgemm::check(ozgemmGetPlannedVariant(hd.get(), ozgemm::to_cublas(c.ta), ozgemm::to_cublas(c.tb), c.m, c.n, c.k,
+                                        &planned),
+                "ozgemmGetPlannedVariant");
+  if (requested != OZGEMM_VARIANT_AUTO) {
+    EXPECT_EQ(planned, requested) << c.describe();
+  }
   ozgemm::dgemm_host_buffers(hd, c.ta, c.tb, c.m, c.n, c.k, c.alpha, o.A.data(), o.lda, o.B.data(), o.ldb, c.beta,
                              gpu.data(), o.ldc);
   int64_t bad = 0;
@@ -98,16 +107,18 @@ int64_t compare_with_host(ozgemm::Handle& hd, const Case& c, const Operands& o, 
 struct Config {
   ozgemmVariant_t variant;
   ozgemmKernelFamily_t family;
+  ozgemmFusedAccumulator_t accumulator = OZGEMM_ACCUMULATOR_AUTO;  // fully fused
 };
 
 // One handle per configuration, set explicitly (AUTO may pick native DGEMM on this GPU).
 ozgemm::Handle& handle(const Config& c) {
-  static ozgemm::Handle* handles[5][3] = {};
-  ozgemm::Handle*& h = handles[c.variant][c.family];
+  static ozgemm::Handle* handles[5][3][3] = {};
+  ozgemm::Handle*& h = handles[c.variant][c.family][c.accumulator];
   if (!h) {
     h = new ozgemm::Handle();
     h->set_variant(c.variant);
     ozgemm::check(ozgemmSetKernelFamily(h->get(), c.family), "ozgemmSetKernelFamily");
+    ozgemm::check(ozgemmSetFusedAccumulator(h->get(), c.accumulator), "ozgemmSetFusedAccumulator");
   }
   return *h;
 }
@@ -145,13 +156,21 @@ TEST_P(GpuEmulated, ShapesBitwiseEqualHost) {
 }
 
 TEST_P(GpuEmulated, KSplitBeyondInt32BoundBitwiseEqualHost) {
-  // s = 8: k-blocks of at most 16368; k = 40000 needs 3 blocks; s = 10 with k = 70000.
-  for (auto [s, k] : {std::pair<int, int>{8, 40000}, {10, 70000}, {3, 50000}}) {
+  // s = 8: k-blocks of at most 16368 (16256 for the fused kernels); k = 40000 needs 3 blocks;
+  // s = 10 with k = 70000; s = 7 just past the fused bound of 18688 (2 blocks), on several
+  // tiles and clusters with partial tiles and beta; s = 1 just past 130944.
+  struct KCase {
+    int s, m, n, k;
+    double beta;
+  };
+  for (const KCase& kc : {KCase{8, 48, 40, 40000, 0.0}, KCase{10, 48, 40, 70000, 0.0}, KCase{3, 48, 40, 50000, 0.0},
+                          KCase{7, 136, 264, 18689, 2.5}, KCase{1, 200, 130, 130945, 0.0}}) {
     Case c;
-    c.m = 48;
-    c.n = 40;
-    c.k = k;
-    c.slices = s;
+    c.m = kc.m;
+    c.n = kc.n;
+    c.k = kc.k;
+    c.slices = kc.s;
+    c.beta = kc.beta;
     Operands o = make_operands(c, rng);
     EXPECT_EQ(compare_with_host(h(), c, o), 0) << c.describe();
   }
@@ -361,7 +380,23 @@ TEST_P(GpuEmulated, InvalidArgumentsGiveStatusCodes) {
   EXPECT_EQ(ozgemmDgemm(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, d, 64, d, 64, &zero, d, 64),
             OZGEMM_STATUS_INSUFFICIENT_WORKSPACE);
   ASSERT_EQ(ozgemmSetWorkspace(hd.get(), nullptr, 0), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(ozgemmGetPlannedVariant(hd.get(), CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, nullptr),
+            OZGEMM_STATUS_INVALID_VALUE);
   cudaFree(d);
+}
+
+TEST_P(GpuEmulated, PlannedVariantReportsFallback) {
+  auto& hd = h();
+  hd.set_slices(7);
+  ozgemmVariant_t v = OZGEMM_VARIANT_AUTO;
+  ASSERT_EQ(ozgemmGetPlannedVariant(hd.get(), CUBLAS_OP_N, CUBLAS_OP_T, 8192, 8192, 40000, &v), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(v, GetParam().variant) << "k-split plans run the requested variant";
+  // Planning as if the GPU had 2 GiB: the fully fused kernel's k-block spill (512 MiB) is past
+  // the 256 MiB buffer cap, so that problem runs unfused, and the query says so.
+  ozgemm::detail::set_planning_memory(hd.get(), int64_t(2) << 30);
+  ASSERT_EQ(ozgemmGetPlannedVariant(hd.get(), CUBLAS_OP_N, CUBLAS_OP_T, 8192, 8192, 40000, &v), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(v, GetParam().variant == OZGEMM_VARIANT_FULLY_FUSED ? OZGEMM_VARIANT_UNFUSED : GetParam().variant);
+  ozgemm::detail::set_planning_memory(hd.get(), 0);
 }
 
 TEST_P(GpuEmulated, UserWorkspaceGivesSameBits) {
@@ -387,14 +422,17 @@ INSTANTIATE_TEST_SUITE_P(
     Variants, GpuEmulated,
     ::testing::Values(Config{OZGEMM_VARIANT_UNFUSED, OZGEMM_KERNELS_AUTO},
                       Config{OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_KERNELS_SM90},
-                      Config{OZGEMM_VARIANT_FULLY_FUSED, OZGEMM_KERNELS_SM90},
+                      Config{OZGEMM_VARIANT_FULLY_FUSED, OZGEMM_KERNELS_SM90, OZGEMM_ACCUMULATOR_REGISTERS},
+                      Config{OZGEMM_VARIANT_FULLY_FUSED, OZGEMM_KERNELS_SM90, OZGEMM_ACCUMULATOR_GLOBAL},
                       Config{OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_KERNELS_PORTABLE},
-                      Config{OZGEMM_VARIANT_FULLY_FUSED, OZGEMM_KERNELS_PORTABLE}),
+                      Config{OZGEMM_VARIANT_FULLY_FUSED, OZGEMM_KERNELS_PORTABLE, OZGEMM_ACCUMULATOR_REGISTERS},
+                      Config{OZGEMM_VARIANT_FULLY_FUSED, OZGEMM_KERNELS_PORTABLE, OZGEMM_ACCUMULATOR_GLOBAL}),
     [](const ::testing::TestParamInfo<Config>& i) {
       const std::string fam = i.param.family == OZGEMM_KERNELS_PORTABLE ? "Portable" : "Sm90";
+      const std::string acc = i.param.accumulator == OZGEMM_ACCUMULATOR_GLOBAL ? "GlobalAcc" : "";
       return i.param.variant == OZGEMM_VARIANT_UNFUSED           ? std::string("Unfused")
              : i.param.variant == OZGEMM_VARIANT_PARTIALLY_FUSED ? "PartiallyFused" + fam
-                                                                  : "FullyFused" + fam;
+                                                                  : "FullyFused" + fam + acc;
     });
 
 TEST(GpuNoGpu, CreateFailsCleanlyWithoutGpu) {

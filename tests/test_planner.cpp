@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <tuple>
 #include <vector>
 
 #include "ozgemm/numerics.hpp"
@@ -386,10 +387,45 @@ TEST(Planner, FusedPlansRespectTheKernelsLimits) {
         EXPECT_EQ(p.n_chunk % ozgemm::kFusedChunkAlign == 0 || p.n_chunk == p.n_pad, true);
       }
     }
-    // Past the int32 bound with one k-block: refused (the API then falls back to unfused).
+    // Past the int32 bound: k is split into balanced k-blocks, each within the bound.
     Plan p;
-    EXPECT_FALSE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 64, 64, 18689), 7, hopper, v, &p).empty());
-    EXPECT_FALSE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 64, 64, 65536), 7, hopper, v, &p).empty());
+    for (auto [k, s, blocks] : {std::tuple<int64_t, int, int64_t>{18689, 7, 2}, {65536, 7, 4}, {130945, 1, 2},
+                                {200000, 20, 31}}) {
+      ASSERT_TRUE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 300, 520, k), s, hopper, v, &p).empty()) << k;
+      EXPECT_EQ(p.kblocks, blocks) << k;
+      EXPECT_EQ(p.kblock % ozgemm::kFusedKAlign, 0);
+      EXPECT_GE(p.kblock * p.kblocks, k);
+      EXPECT_LT(p.kblock * (p.kblocks - 1), k) << "no empty k-block";
+      EXPECT_LE(int64_t(s) * p.kblock * ozgemm::numerics::kMaxDigitProduct, int64_t(INT32_MAX));
+      EXPECT_EQ(p.ld_slices, p.kblocks * s * p.kblock);
+      if (v == Variant::FullyFused) {
+        // Spill: (kblocks-1) int32 tiles for each tile of the cluster-rounded grid (300 rows:
+        // 3 tiles -> 4 with 2 x 2 clusters; 520 columns: 5 -> 6).
+        EXPECT_EQ(p.spill_entries, (blocks - 1) * 4 * 6 * 128 * 128);
+        EXPECT_GE(p.off_lt_workspace, p.off_diag + size_t(p.spill_entries) * 4);
+      } else {
+        EXPECT_EQ(p.diag_planes(), s * blocks);
+      }
+    }
+    if (v == Variant::FullyFused) {
+      // The global accumulator: partially fused tiles (128 x 256, 2 x 1 clusters), an FP64 buffer
+      // of m_pad x n entries, then the spill (300 rows: 3 tiles -> 4; 520 columns: 3 tiles).
+      ASSERT_TRUE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 300, 520, 18689), 7, hopper, v, &p,
+                                       KernelFamily::Auto, ozgemm::FusedAccumulator::Global)
+                      .empty());
+      EXPECT_EQ(p.accumulator, ozgemm::FusedAccumulator::Global);
+      EXPECT_EQ(p.tile.n, 256);
+      EXPECT_EQ(p.acc_entries, p.m_pad * 520);
+      EXPECT_EQ(p.spill_entries, 1 * 4 * 3 * 128 * 256);
+      EXPECT_GE(p.off_spill, p.off_diag + size_t(p.acc_entries) * 8);
+      EXPECT_GE(p.off_lt_workspace, p.off_spill + size_t(p.spill_entries) * 4);
+      EXPECT_EQ(p.off_spill % 256, 0u);
+      // A spill past the int32 buffer cap is refused (the API then falls back to unfused).
+      DeviceDesc small = hopper;
+      small.memory_bytes = int64_t(2) << 30;  // cap 256 MiB
+      EXPECT_FALSE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 8192, 8192, 40000), 7, small, v, &p).empty());
+      EXPECT_TRUE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 8192, 8192, 18688), 7, small, v, &p).empty());
+    }
     // Family selection by architecture.
     DeviceDesc ada;
     ada.cc_major = 8;

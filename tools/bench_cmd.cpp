@@ -171,7 +171,8 @@ struct BenchResult {
   model::DeviceSpec spec;
   double model_ms = 0, model_native_ms = 0;
   int slices = 0;
-  std::string variant;
+  std::string variant;            // what ran
+  std::string requested_variant;  // what was asked for (auto, or a fused variant that fell back)
   Measured emu, native;
   std::string device;
   int sets = 0;
@@ -197,11 +198,17 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   h.set_slices(o.slices > 0 ? o.slices : kDefaultSlices);
   h.set_variant(static_cast<ozgemmVariant_t>(o.variant));
   check(ozgemmSetKernelFamily(h.get(), static_cast<ozgemmKernelFamily_t>(o.family)), "ozgemmSetKernelFamily");
+  check(ozgemmSetFusedAccumulator(h.get(), static_cast<ozgemmFusedAccumulator_t>(o.accumulator)),
+        "ozgemmSetFusedAccumulator");
   r.slices = h.slices();
-  ozgemmVariant_t v;
-  ozgemmGetVariant(h.get(), &v);
-  r.variant = ozgemmGetVariantString(v);
   const int m = int(sz.m), n = int(sz.n), k = int(sz.k);
+  // Report what runs: AUTO resolved, and any fallback from a fused variant the problem does not fit.
+  ozgemmVariant_t requested, v;
+  check(ozgemmGetVariant(h.get(), &requested), "ozgemmGetVariant");
+  check(ozgemmGetPlannedVariant(h.get(), to_cublas(p.transa), to_cublas(p.transb), m, n, k, &v),
+        "ozgemmGetPlannedVariant");
+  r.variant = ozgemmGetVariantString(v);
+  r.requested_variant = ozgemmGetVariantString(requested);
   const int lda = int(p.lda), ldb = int(p.ldb), ldc = int(p.ldc);
   const double alpha = p.alpha, beta = p.beta;
   auto emu = [&](int set) {
@@ -294,7 +301,9 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     j.field("phi", o.phi.empty() ? 0.5 : o.phi[0]);
     j.field("slices", r.slices);
     j.field("variant", r.variant);
+    j.field("requested_variant", r.requested_variant);
     j.field("family", o.family == 2 ? "portable" : o.family == 1 ? "sm90" : "auto");
+    j.field("accumulator", o.accumulator == 2 ? "global" : o.accumulator == 1 ? "registers" : "auto");
     j.field("iters", r.emu.runs);
     j.field("buffer_sets", r.sets);
     j.key("ozgemm").begin_object();
@@ -320,7 +329,9 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     return;
   }
   std::cout << "ozgemm " << title << " on " << r.device << ": " << sizes_text(r.sizes) << ", " << r.slices
-            << " slices, variant " << r.variant << ", median of " << r.emu.runs << " runs (" << r.sets
+            << " slices, variant " << r.variant
+            << (r.variant != r.requested_variant ? " (requested " + r.requested_variant + ")" : std::string())
+            << ", median of " << r.emu.runs << " runs (" << r.sets
             << " rotating buffer sets)\n";
   TextTable t({"path", "time ms", "TFLOPS", "normwise", "componentwise", "elementwise"});
   t.add_row({"ozgemm (" + r.variant + ", " + std::to_string(r.slices) + " slices)", fmt_fixed(r.emu.ms, 3),

@@ -88,6 +88,7 @@ struct CliOptions {
   // model: a device of one's own (0: not given); --int8-tops, --bandwidth (GB/s), --fp64-tflops
   double int8_tops = 0, bandwidth_gbs = 0, fp64_tflops = 0;
   int family = 0;  // --family auto|sm90|portable (values of ozgemmKernelFamily_t)
+  int accumulator = 0;  // --accumulator auto|registers|global (values of ozgemmFusedAccumulator_t)
   // b2b: --n0, --n1 (-1: not given), --residency register|shared|both (0 both, 1 register, 2 shared)
   int64_t n0 = -1, n1 = -1;
   int residency = 0;

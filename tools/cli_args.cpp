@@ -139,7 +139,7 @@ CliOptions parse_args(int argc, const char* const* argv) {
     }
     static const char* const kValueFlags[] = {"--m",    "--n",     "--k",    "--slices", "--phi",     "--transa",
                                               "--transb", "--alpha", "--beta", "--seed",   "--variant", "--iters",
-                                              "--int8-tops", "--bandwidth", "--fp64-tflops", "--family",
+                                              "--int8-tops", "--bandwidth", "--fp64-tflops", "--family", "--accumulator",
                                               "--n0", "--n1", "--residency"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || flag == f;
@@ -183,6 +183,11 @@ CliOptions parse_args(int argc, const char* const* argv) {
       else if (value == "sm90") o.family = 1;
       else if (value == "portable") o.family = 2;
       else throw UsageError("--family must be auto, sm90 or portable (got " + quoted(value) + ")");
+    } else if (flag == "--accumulator") {
+      if (value == "auto") o.accumulator = 0;
+      else if (value == "registers") o.accumulator = 1;
+      else if (value == "global") o.accumulator = 2;
+      else throw UsageError("--accumulator must be auto, registers or global (got " + quoted(value) + ")");
     } else if (flag == "--int8-tops" || flag == "--bandwidth" || flag == "--fp64-tflops") {
       const double v = parse_double(flag, value);
       if (!(v > 0)) throw UsageError(flag + " must be > 0 (got " + value + ")");
@@ -212,7 +217,8 @@ std::string usage() {
        "            and several input ranges (phi), beside plain FP64 (default "
     << kDefaultSizeHost << "^3, host)\n"
        "  bench     timings of the GPU variants (GPU builds only)\n"
-       "            --family auto|sm90|portable picks the fused kernels (bench, run)\n"
+       "            --family auto|sm90|portable picks the fused kernels (bench, run);\n"
+       "            --accumulator auto|registers|global: where fully fused keeps the FP64 sum\n"
        "  b2b       back-to-back GEMM D1 = ReLU(D0 x B1 + beta C1), D0 = ReLU(A0 x B0 + bias): fused\n"
        "            (--residency register|shared|both) vs the cuBLASLt pair; --m M --k K0 --n0 N0 --n1 N1\n"
        "            (default: CUTLASS example 13's 81920 x 576 -> 64 -> 128); verifies and times (GPU builds)\n"

@@ -51,6 +51,14 @@ typedef enum {
   OZGEMM_KERNELS_PORTABLE = 2  /* mma.sync + cp.async (sm_80 and newer, Hopper included) */
 } ozgemmKernelFamily_t;
 
+/* Where the fully fused variant keeps its FP64 sum of the diagonals. */
+typedef enum {
+  OZGEMM_ACCUMULATOR_AUTO = 0,      /* the planner's choice (measured; src/planner.cpp) */
+  OZGEMM_ACCUMULATOR_REGISTERS = 1, /* in registers; C written once (smaller tiles: 128 x 128) */
+  OZGEMM_ACCUMULATOR_GLOBAL = 2     /* read-modified-written in a device workspace once per diagonal
+                                       (the tutorial's version; the partially fused tile size) */
+} ozgemmFusedAccumulator_t;
+
 typedef struct ozgemmContext* ozgemmHandle_t;
 
 /* Default slice count (ozgemmSetSlices(h, 0)). docs/numerics.md has the errors measured per
@@ -71,10 +79,17 @@ ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t handle, ozgemmVariant_t variant);
 ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t handle, ozgemmVariant_t* variant);
 /* Kernel family of the fused variants; NOT_SUPPORTED when the GPU or build lacks it. */
 ozgemmStatus_t ozgemmSetKernelFamily(ozgemmHandle_t handle, ozgemmKernelFamily_t family);
+/* Accumulator of the fully fused variant. Results are bitwise identical either way. */
+ozgemmStatus_t ozgemmSetFusedAccumulator(ozgemmHandle_t handle, ozgemmFusedAccumulator_t accumulator);
 
 /* Bytes of device workspace ozgemmDgemm needs for this problem with the handle's settings. */
 ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                       int m, int n, int k, size_t* bytes);
+/* The variant ozgemmDgemm runs for this problem with the handle's settings: AUTO resolved, and
+ * UNFUSED where a fused variant was requested but the problem is past the fused kernels'
+ * limits (see src/planner.hpp). */
+ozgemmStatus_t ozgemmGetPlannedVariant(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                       int m, int n, int k, ozgemmVariant_t* variant);
 /* User workspace (device memory, 256-byte aligned). ptr == NULL returns to handle-owned,
  * growing workspace. The user keeps ownership and must keep it alive while calls run. */
 ozgemmStatus_t ozgemmSetWorkspace(ozgemmHandle_t handle, void* ptr, size_t bytes);
