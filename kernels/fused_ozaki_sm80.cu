@@ -86,8 +86,10 @@ __global__ void __launch_bounds__(kThreads, 1) fused_ozaki_portable_kernel(Fused
   }
   __syncthreads();  // shifts visible
   Mainloop mainloop;
-  const SpillSlot spill = spill_slot(a, blockIdx.x + int64_t(blockIdx.y) * gridDim.x, kTileM * kTileN, kThreads,
-                                     int(threadIdx.x), kFrag);
+  ThreadRange range{};
+  if constexpr (kFully) range = thread_range<kFrag>(a, coords, ss.shift_a, ss.shift_b, tile_row0, tile_col0);
+  const SpillSlot spill =
+      spill_slot(a, blockIdx.x + int64_t(blockIdx.y) * gridDim.x, kTileM * kTileN, kThreads, int(threadIdx.x));
   for (int d = s - 1; d >= 0; --d)
     for (int b = 0; b < a.kblocks; ++b) {
       const int b0 = b * s * k_tiles, a0 = b0 + (s - 1 - d) * k_tiles, count = (d + 1) * k_tiles;
@@ -96,9 +98,10 @@ __global__ void __launch_bounds__(kThreads, 1) fused_ozaki_portable_kernel(Fused
       // collective waits for all its copies and synchronises before returning.
       mainloop(accum, domain_offset(make_coord(0, 0, a0), gA), domain_offset(make_coord(0, 0, b0), gB), accum,
                make_coord_iterator(count), count, residue, int(threadIdx.x), reinterpret_cast<char*>(&ss.mainloop));
-      consume_kblock<kMode, kFrag>(a, accum, coords, acc64, d, b, ss.shift_a, ss.shift_b, tile_row0, tile_col0, spill);
+      consume_kblock<kMode, kFrag>(a, accum, coords, acc64, d, b, ss.shift_a, ss.shift_b, tile_row0, tile_col0, spill, range);
     }
-  if constexpr (kMode == FusedMode::FullyRegisters) write_c_tile<kFrag>(a, acc64, coords, ss.shift_a, ss.shift_b, tile_row0, tile_col0);
+  if constexpr (kMode == FusedMode::FullyRegisters)
+    write_c_tile<kFrag>(a, acc64, coords, ss.shift_a, ss.shift_b, tile_row0, tile_col0, range);
 #endif
 }
 

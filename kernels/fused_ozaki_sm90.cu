@@ -182,8 +182,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int i = 0; i < kFrag; ++i) acc64[i] = 0.0;
     }
     PipelineState read_state;
-    const SpillSlot spill = spill_slot(a, blockIdx.x + int64_t(blockIdx.y) * gridDim.x, kTileM * kTileN,
-                                       kConsumerThreads, mma_thread, kFrag);
+    ThreadRange range{};
+    if constexpr (kFully)
+      range = thread_range<kFrag>(a, coords, ss.extra.shift_a, ss.extra.shift_b, tile_row0, tile_col0);
+    const SpillSlot spill =
+        spill_slot(a, blockIdx.x + int64_t(blockIdx.y) * gridDim.x, kTileM * kTileN, kConsumerThreads, mma_thread);
     for (int d = s - 1; d >= 0; --d)
       for (int b = 0; b < a.kblocks; ++b) {
         const int count = (d + 1) * p.k_tiles;
@@ -191,10 +194,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         mainloop.mma_tail(pipeline, read_state, count);
         read_state.advance(count);
         consume_kblock<kMode, kFrag>(a, accum, coords, acc64, d, b, ss.extra.shift_a, ss.extra.shift_b, tile_row0,
-                                      tile_col0, spill);
+                                      tile_col0, spill, range);
       }
     if constexpr (kMode == FusedMode::FullyRegisters)
-      write_c_tile<kFrag>(a, acc64, coords, ss.extra.shift_a, ss.extra.shift_b, tile_row0, tile_col0);
+      write_c_tile<kFrag>(a, acc64, coords, ss.extra.shift_a, ss.extra.shift_b, tile_row0, tile_col0, range);
   }
 #endif
 }

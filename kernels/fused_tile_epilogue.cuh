@@ -9,10 +9,18 @@
 //
 // k-blocks (FusedArgs::kblocks > 1, the int32 exactness split of src/planner.hpp):
 //   partially fused: (d, b) goes to plane d * kblocks + b; the epilogue sums planes exactly.
-//   fully fused (both accumulators): blocks b < kblocks-1 are spilled as int32 to args.spill, where only the same
-//     thread reads them back (program order, no barrier); at the last block the exact int64 sum
-//     of all blocks is converted. The FP64 arithmetic is therefore the single-block one, and
-//     bits do not depend on the split (the order of ozgemm/numerics.hpp).
+//   fully fused (both accumulators): the blocks before the last are summed exactly into an int64
+//     per entry in args.spill, written and read only by the owning thread (program order, no
+//     barrier); the last block adds its int32 sums and converts. The FP64 arithmetic is the
+//     single-block one, so bits do not depend on the split (the order of ozgemm/numerics.hpp).
+//
+// Code size: the loops over a thread's entries must be unrolled (accumulators are registers),
+// so their bodies are kept to the common case: the power-of-two scaling is one multiplication
+// (numerics::pow2_normal, equal to scale_pow2 while the exponent is in the normal range) and C
+// is written without the special-value and huge-offset paths. When any entry of the thread needs
+// those, a rolled loop over a local copy takes the general numerics. An unrolled general body
+// made the fully fused kernels tens of thousands of instructions long and cost up to a quarter of
+// their speed in instruction fetch (docs/performance.md).
 #pragma once
 
 #include "kernels.hpp"
@@ -22,19 +30,23 @@
 namespace ozgemm {
 namespace kernels {
 
-// Where one thread's spilled int32 partials of k-block b live: consecutive threads' entries are
-// adjacent (coalesced), tiles own disjoint ranges of (kblocks-1) * tile entries.
+// One thread's int64 running sums of the k-blocks before the last: consecutive threads' entries
+// are adjacent (coalesced); each tile owns tile-entries consecutive int64.
 struct SpillSlot {
-  int32_t* base;   // tile's range
-  int nthreads;    // consumer threads of the CTA
-  int thread;      // this thread's index among them
-  int frag;        // entries per thread
-  __device__ int32_t& at(int b, int i) const { return base[(int64_t(b) * frag + i) * nthreads + thread]; }
+  int64_t* base;  // the tile's range
+  int nthreads;   // consumer threads of the CTA
+  int thread;     // this thread's index among them
+  __device__ int64_t& at(int i) const { return base[int64_t(i) * nthreads + thread]; }
 };
 
 __device__ inline SpillSlot spill_slot(const FusedArgs& a, int64_t tile_lin, int tile_entries, int nthreads,
-                                       int thread, int frag) {
-  return SpillSlot{a.spill + tile_lin * int64_t(a.kblocks - 1) * tile_entries, nthreads, thread, frag};
+                                       int thread) {
+  return SpillSlot{a.kblocks > 1 ? a.spill + tile_lin * tile_entries : nullptr, nthreads, thread};
+}
+
+// Required spill capacity (int64 entries) of a fully fused launch over grid_tiles tiles.
+inline int64_t spill_entries(int64_t kblocks, int64_t grid_tiles, int64_t tile_entries) {
+  return kblocks > 1 ? grid_tiles * tile_entries : 0;
 }
 
 // C(rg, cg) = alpha * scale_back(acc) + beta * C(rg, cg), or the special dot product when the
@@ -49,6 +61,47 @@ __device__ __forceinline__ void store_c_entry(const FusedArgs& a, double acc, in
   *out = nm::apply_alpha_beta(a.alpha, v, a.beta, read_c ? *out : 0.0, read_c);
 }
 
+// The common case of store_c_entry: no Inf/NaN in the entry's row or column, offset 0.
+__device__ __forceinline__ void store_c_entry_plain(const FusedArgs& a, double acc, int64_t rg, int64_t cg) {
+  namespace nm = ozgemm::numerics;
+  double* out = a.C + rg + cg * a.ldc;
+  const bool read_c = a.beta != 0.0;
+  *out = nm::apply_alpha_beta(a.alpha, acc, a.beta, read_c ? *out : 0.0, read_c);
+}
+
+// What decides between the fast and the general bodies, for the entries one thread owns:
+// the range of shift_sum = shiftA(row) + shiftB(column) and whether any of its entries inside C
+// has Inf/NaN in its row or column. Computed once per tile, kept in registers.
+struct ThreadRange {
+  int32_t min_sum, max_sum;
+  bool special;
+  // Every entry's diagonal-d scaling is one multiplication by pow2_normal(-8d - shift_sum):
+  // offset 0 (shift_sum >= kHugeShiftSum) and the exponent in the normal range.
+  __device__ bool diagonal_fast(int d) const {
+    namespace nm = ozgemm::numerics;
+    const int e_lo = -nm::kSliceBits * d - max_sum, e_hi = -nm::kSliceBits * d - min_sum;
+    return min_sum >= nm::kHugeShiftSum && nm::pow2_is_normal(e_lo) && nm::pow2_is_normal(e_hi);
+  }
+  // Every entry's C write is store_c_entry_plain.
+  __device__ bool c_plain() const { return !special && min_sum >= ozgemm::numerics::kHugeShiftSum; }
+};
+
+template <int kFrag, class Coords>
+__device__ __forceinline__ ThreadRange thread_range(const FusedArgs& a, const Coords& coords, const int32_t* shift_a,
+                                                    const int32_t* shift_b, int64_t tile_row0, int64_t tile_col0) {
+  ThreadRange t{INT32_MAX, INT32_MIN, false};
+#pragma unroll
+  for (int i = 0; i < kFrag; ++i) {
+    const int r = cute::get<0>(coords(i)), c = cute::get<1>(coords(i));
+    const int32_t shift_sum = shift_a[r] + shift_b[c];
+    t.min_sum = min(t.min_sum, shift_sum);
+    t.max_sum = max(t.max_sum, shift_sum);
+    const int64_t rg = tile_row0 + r, cg = tile_col0 + c;
+    if (rg < a.m && cg < a.n) t.special |= (a.flag_a[rg] | a.flag_b[cg]) != 0;
+  }
+  return t;
+}
+
 // Consumes the int32 sums of (d, b):
 //   Partial: stores the plane of (d, b) (entries inside this launch's chunk);
 //   FullyRegisters: acc64[i] += diagonal d's value, at the last k-block;
@@ -58,7 +111,8 @@ template <FusedMode kMode, int kFrag, class Accum, class Coords>
 __device__ __forceinline__ void consume_kblock(const FusedArgs& a, const Accum& accum, const Coords& coords,
                                                double (&acc64)[kMode == FusedMode::FullyRegisters ? kFrag : 1], int d,
                                                int b, const int32_t* shift_a, const int32_t* shift_b,
-                                               int64_t tile_row0, int64_t tile_col0, const SpillSlot& spill) {
+                                               int64_t tile_row0, int64_t tile_col0, const SpillSlot& spill,
+                                               const ThreadRange& range) {
   namespace nm = ozgemm::numerics;
   if constexpr (kMode == FusedMode::Partial) {
     int32_t* plane = a.planes + (int64_t(d) * a.kblocks + b) * a.plane_elems;
@@ -67,38 +121,71 @@ __device__ __forceinline__ void consume_kblock(const FusedArgs& a, const Accum& 
       const int64_t r = tile_row0 - a.row0 + cute::get<0>(coords(i)), c = tile_col0 - a.col0 + cute::get<1>(coords(i));
       if (r < a.rows && c < a.cols) plane[r + c * a.ld_plane] = accum(i);
     }
+    return;
   } else {
-    if (b < a.kblocks - 1) {
+    if (b < a.kblocks - 1) {  // running exact sum of the blocks before the last
+      if (b == 0) {
 #pragma unroll
-      for (int i = 0; i < kFrag; ++i) spill.at(b, i) = accum(i);
+        for (int i = 0; i < kFrag; ++i) spill.at(i) = accum(i);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kFrag; ++i) spill.at(i) += accum(i);
+      }
       return;
     }
-    // The FP64 value of diagonal d at entry i (exact sum over the k-blocks).
-    auto diagonal_value = [&](int i, int32_t shift_sum) {
-      int64_t sum = accum(i);  // |sum| < kblocks * 2^31: exact in int64 and in FP64
-      for (int q = 0; q < a.kblocks - 1; ++q) sum += spill.at(q, i);
-      return nm::diagonal_to_fp64(sum, d, shift_sum + nm::reconstruction_offset(shift_sum));
-    };
-    if constexpr (kMode == FusedMode::FullyRegisters) {
+    const bool carry = a.kblocks > 1;
+    const bool first = d == a.s - 1, last = d == 0;
+    constexpr bool kGlobal = kMode == FusedMode::FullyGlobal;
+    if (range.diagonal_fast(d) && (!kGlobal || !last || range.c_plain())) {
 #pragma unroll
       for (int i = 0; i < kFrag; ++i) {
         const int r = cute::get<0>(coords(i)), c = cute::get<1>(coords(i));
-        acc64[i] = nm::add_rn(acc64[i], diagonal_value(i, shift_a[r] + shift_b[c]));
+        const int64_t sum = int64_t(accum(i)) + (carry ? spill.at(i) : 0);  // |sum| < 2^53: exact in FP64
+        const int e = -nm::kSliceBits * d - (shift_a[r] + shift_b[c]);  // offset 0 here
+        const double v = nm::mul_rn(nm::int64_to_double_rn(sum), nm::pow2_normal(e));
+        if constexpr (!kGlobal) {
+          acc64[i] = nm::add_rn(acc64[i], v);
+        } else {
+          const int64_t rg = tile_row0 + r, cg = tile_col0 + c;
+          if (rg >= a.m || cg >= a.n) continue;
+          double* w = a.acc + rg + cg * a.ld_acc;
+          const double acc = nm::add_rn(first ? 0.0 : *w, v);  // the first diagonal starts from 0
+          if (!last)
+            *w = acc;
+          else
+            store_c_entry_plain(a, acc, rg, cg);
+        }
       }
     } else {
-      const bool first = d == a.s - 1, last = d == 0;
+      // General numerics over a local copy, one rolled loop.
+      int64_t sums[kFrag];
+      double accs[kFrag];
 #pragma unroll
       for (int i = 0; i < kFrag; ++i) {
+        sums[i] = int64_t(accum(i)) + (carry ? spill.at(i) : 0);
+        if constexpr (!kGlobal) accs[i] = acc64[i];
+      }
+#pragma unroll 1
+      for (int i = 0; i < kFrag; ++i) {
         const int r = cute::get<0>(coords(i)), c = cute::get<1>(coords(i));
-        const int64_t rg = tile_row0 + r, cg = tile_col0 + c;
-        if (rg >= a.m || cg >= a.n) continue;
         const int32_t shift_sum = shift_a[r] + shift_b[c];
-        double* w = a.acc + rg + cg * a.ld_acc;
-        const double acc = nm::add_rn(first ? 0.0 : *w, diagonal_value(i, shift_sum));  // the first starts from 0
-        if (!last)
-          *w = acc;
-        else
-          store_c_entry(a, acc, shift_sum, rg, cg);
+        const double v = nm::diagonal_to_fp64(sums[i], d, shift_sum + nm::reconstruction_offset(shift_sum));
+        if constexpr (!kGlobal) {
+          accs[i] = nm::add_rn(accs[i], v);
+        } else {
+          const int64_t rg = tile_row0 + r, cg = tile_col0 + c;
+          if (rg >= a.m || cg >= a.n) continue;
+          double* w = a.acc + rg + cg * a.ld_acc;
+          const double acc = nm::add_rn(first ? 0.0 : *w, v);
+          if (!last)
+            *w = acc;
+          else
+            store_c_entry(a, acc, shift_sum, rg, cg);
+        }
+      }
+      if constexpr (!kGlobal) {
+#pragma unroll
+        for (int i = 0; i < kFrag; ++i) acc64[i] = accs[i];
       }
     }
   }
@@ -108,18 +195,24 @@ __device__ __forceinline__ void consume_kblock(const FusedArgs& a, const Accum& 
 template <int kFrag, class Coords>
 __device__ __forceinline__ void write_c_tile(const FusedArgs& a, const double (&acc64)[kFrag], const Coords& coords,
                                              const int32_t* shift_a, const int32_t* shift_b, int64_t tile_row0,
-                                             int64_t tile_col0) {
+                                             int64_t tile_col0, const ThreadRange& range) {
+  if (range.c_plain()) {
 #pragma unroll
-  for (int i = 0; i < kFrag; ++i) {
-    const int r = cute::get<0>(coords(i)), c = cute::get<1>(coords(i));
-    const int64_t rg = tile_row0 + r, cg = tile_col0 + c;
-    if (rg < a.m && cg < a.n) store_c_entry(a, acc64[i], shift_a[r] + shift_b[c], rg, cg);
+    for (int i = 0; i < kFrag; ++i) {
+      const int64_t rg = tile_row0 + cute::get<0>(coords(i)), cg = tile_col0 + cute::get<1>(coords(i));
+      if (rg < a.m && cg < a.n) store_c_entry_plain(a, acc64[i], rg, cg);
+    }
+  } else {
+    double accs[kFrag];
+#pragma unroll
+    for (int i = 0; i < kFrag; ++i) accs[i] = acc64[i];
+#pragma unroll 1
+    for (int i = 0; i < kFrag; ++i) {
+      const int r = cute::get<0>(coords(i)), c = cute::get<1>(coords(i));
+      const int64_t rg = tile_row0 + r, cg = tile_col0 + c;
+      if (rg < a.m && cg < a.n) store_c_entry(a, accs[i], shift_a[r] + shift_b[c], rg, cg);
+    }
   }
-}
-
-// Required spill capacity (int32 entries) of a fully fused launch over grid_tiles tiles.
-inline int64_t spill_entries(int64_t kblocks, int64_t grid_tiles, int64_t tile_entries) {
-  return kblocks > 1 ? (kblocks - 1) * grid_tiles * tile_entries : 0;
 }
 
 }  // namespace kernels

@@ -71,9 +71,9 @@ struct FusedArgs {
   // fully fused, FusedMode::FullyGlobal: the FP64 sum of entry (r, c) of C at acc[r + c * ld_acc]
   double* acc;
   int64_t ld_acc;
-  // fully fused with kblocks > 1: int32 spill of the k-blocks before the last,
-  // spill_entries(kblocks, grid tiles, tile entries) entries at least (launchers check).
-  int32_t* spill;
+  // fully fused with kblocks > 1: int64 running sums of the k-blocks before the last, one per
+  // entry of every tile of the grid (launchers check spill_capacity; fused_tile_epilogue.cuh).
+  int64_t* spill;
   int64_t spill_capacity;
   // partially fused: this launch covers rows row0 .. row0+rows-1 and columns col0 .. col0+cols-1
   // (row0 a multiple of 128, col0 of 256); plane d at planes + d * plane_elems, element (r, c) of the

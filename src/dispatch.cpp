@@ -85,7 +85,7 @@ ozgemmStatus_t run_emulated(ozgemmContext* ctx, const Plan& plan, const GemmShap
   f.n_pad = plan.n_pad;
   f.kblock = plan.kblock;
   f.kblocks = plan.kblocks;
-  f.spill = reinterpret_cast<int32_t*>(ws + plan.off_spill);
+  f.spill = reinterpret_cast<int64_t*>(ws + plan.off_spill);
   f.acc = reinterpret_cast<double*>(ws + plan.off_diag);
   f.ld_acc = plan.m_pad;
   f.spill_capacity = plan.spill_entries;

@@ -131,10 +131,10 @@ std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& d
     const int64_t tiles_m = round_up((p.m + p.tile.m - 1) / p.tile.m, p.tile.cluster_m);
     const int64_t tiles_n = round_up((p.n + p.tile.n - 1) / p.tile.n, p.tile.cluster_n);
     if (tiles_n > 65535) return "n too large for the fully fused kernel's grid (at most 65535 column tiles)";
-    // k-blocks before the last are spilled as int32 per tile (kernels/fused_tile_epilogue.cuh).
-    p.spill_entries = (p.kblocks - 1) * tiles_m * tiles_n * p.tile.m * p.tile.n;
+    // k-blocks before the last are summed into one int64 per tile entry (kernels/fused_tile_epilogue.cuh).
+    p.spill_entries = p.kblocks > 1 ? tiles_m * tiles_n * p.tile.m * p.tile.n : 0;
     if (p.accumulator == FusedAccumulator::Global) p.acc_entries = p.m_pad * p.n;
-    if (p.spill_entries * int64_t(sizeof(int32_t)) + p.acc_entries * int64_t(sizeof(double)) > diag_buffer_cap(dev))
+    if ((p.spill_entries + p.acc_entries) * 8 > diag_buffer_cap(dev))
       return "the fully fused kernel's k-block spill and accumulator would exceed the buffer cap";
   } else {
     // Chunks: bytes per entry of C across all planes; columns first, then rows. Partially
@@ -166,7 +166,7 @@ std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& d
   } else {
     off = align256(off + sizeof(double) * size_t(p.acc_entries));
     p.off_spill = off;
-    off = align256(off + sizeof(int32_t) * size_t(p.spill_entries));
+    off = align256(off + sizeof(int64_t) * size_t(p.spill_entries));
   }
   p.off_lt_workspace = off;
   if (variant == Variant::Unfused) off = align256(off + kLtWorkspaceBytes);

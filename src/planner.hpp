@@ -65,8 +65,8 @@ struct Plan {
   // off_diag + (d * kblocks + b) * m_chunk * n_chunk * 4. Columns are chunked first; rows
   // only when even kMinChunkCols columns of all m_pad rows would not fit.
   int64_t m_chunk = 0, n_chunk = 0;
-  // Fully fused with kblocks > 1: int32 entries at off_diag holding each tile's partial sums of
-  // the k-blocks before the last ((kblocks-1) x tile entries per tile of the cluster-rounded grid).
+  // Fully fused with kblocks > 1: int64 entries at off_spill, the running sums of the k-blocks
+  // before the last (one per entry of each tile of the cluster-rounded grid).
   int64_t spill_entries = 0;
   size_t off_spill = 0;
   // Fully fused with the Global accumulator: FP64 entries (r, c) at off_diag + 8 * (r + c * m_pad).

@@ -505,6 +505,43 @@ TEST(ScalePow2, EdgesAndTies) {
     }
 }
 
+// The kernels' fast path: one multiplication by pow2_normal(e) equals scale_pow2 for every
+// e in [-1022, 1023], in all result regimes (normal, subnormal, zero, overflow).
+TEST(ScalePow2, MultiplyByNormalPowerOfTwoIsTheSame) {
+  EXPECT_TRUE(nm::pow2_is_normal(-1022));
+  EXPECT_TRUE(nm::pow2_is_normal(1023));
+  EXPECT_FALSE(nm::pow2_is_normal(-1023));
+  EXPECT_FALSE(nm::pow2_is_normal(1024));
+  EXPECT_EQ(nm::pow2_normal(0), 1.0);
+  EXPECT_EQ(nm::pow2_normal(-1022), DBL_MIN);
+  EXPECT_EQ(nm::pow2_normal(1023), std::ldexp(1.0, 1023));
+  std::mt19937_64 rng(43);
+  int subnormal_or_zero = 0, overflow = 0;
+  for (int t = 0; t < 400000; ++t) {
+    double v;
+    if (t % 2) {  // an exact diagonal sum, as the kernels convert them
+      const int b = std::uniform_int_distribution<int>(1, 53)(rng);
+      v = static_cast<double>(static_cast<int64_t>(rng() >> (64 - b)));
+    } else {
+      v = random_positive_double(rng);
+    }
+    if (rng() & 1) v = -v;
+    const int e = std::uniform_int_distribution<int>(nm::kPow2NormalMin, nm::kPow2NormalMax)(rng);
+    const double fast = nm::mul_rn(v, nm::pow2_normal(e));
+    ASSERT_TRUE(same_bits(fast, nm::scale_pow2(v, e))) << v << " e=" << e;
+    if (std::isinf(fast)) ++overflow;
+    if (fast != 0.0 && std::fabs(fast) < DBL_MIN) ++subnormal_or_zero;
+    if (fast == 0.0 && v != 0.0) ++subnormal_or_zero;
+  }
+  EXPECT_GT(overflow, 1000);
+  EXPECT_GT(subnormal_or_zero, 1000);
+  for (double v : {1.0, 1.5, 2.5, 3.5, DBL_MAX, DBL_MIN, std::nextafter(1.0, 2.0), std::nextafter(DBL_MIN, 0.0)})
+    for (int e = nm::kPow2NormalMin; e <= nm::kPow2NormalMax; ++e) {
+      ASSERT_TRUE(same_bits(nm::mul_rn(v, nm::pow2_normal(e)), nm::scale_pow2(v, e))) << v << " e=" << e;
+      ASSERT_TRUE(same_bits(nm::mul_rn(-v, nm::pow2_normal(e)), nm::scale_pow2(-v, e))) << -v << " e=" << e;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // diagonal_to_fp64, triangle_products, int32_exact_k, apply_alpha_beta.
 

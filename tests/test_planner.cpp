@@ -399,10 +399,10 @@ TEST(Planner, FusedPlansRespectTheKernelsLimits) {
       EXPECT_LE(int64_t(s) * p.kblock * ozgemm::numerics::kMaxDigitProduct, int64_t(INT32_MAX));
       EXPECT_EQ(p.ld_slices, p.kblocks * s * p.kblock);
       if (v == Variant::FullyFused) {
-        // Spill: (kblocks-1) int32 tiles for each tile of the cluster-rounded grid (300 rows:
-        // 3 tiles -> 4 with 2 x 2 clusters; 520 columns: 5 -> 6).
-        EXPECT_EQ(p.spill_entries, (blocks - 1) * 4 * 6 * 128 * 128);
-        EXPECT_GE(p.off_lt_workspace, p.off_diag + size_t(p.spill_entries) * 4);
+        // Spill: one int64 per entry of each tile of the cluster-rounded grid (300 rows: 3 tiles
+        // -> 4 with 2 x 2 clusters; 520 columns: 5 -> 6).
+        EXPECT_EQ(p.spill_entries, 4 * 6 * 128 * 128);
+        EXPECT_GE(p.off_lt_workspace, p.off_spill + size_t(p.spill_entries) * 8);
       } else {
         EXPECT_EQ(p.diag_planes(), s * blocks);
       }
@@ -416,9 +416,9 @@ TEST(Planner, FusedPlansRespectTheKernelsLimits) {
       EXPECT_EQ(p.accumulator, ozgemm::FusedAccumulator::Global);
       EXPECT_EQ(p.tile.n, 256);
       EXPECT_EQ(p.acc_entries, p.m_pad * 520);
-      EXPECT_EQ(p.spill_entries, 1 * 4 * 3 * 128 * 256);
+      EXPECT_EQ(p.spill_entries, 4 * 3 * 128 * 256);
       EXPECT_GE(p.off_spill, p.off_diag + size_t(p.acc_entries) * 8);
-      EXPECT_GE(p.off_lt_workspace, p.off_spill + size_t(p.spill_entries) * 4);
+      EXPECT_GE(p.off_lt_workspace, p.off_spill + size_t(p.spill_entries) * 8);
       EXPECT_EQ(p.off_spill % 256, 0u);
       // A spill past the int32 buffer cap is refused (the API then falls back to unfused).
       DeviceDesc small = hopper;

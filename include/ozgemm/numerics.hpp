@@ -197,6 +197,15 @@ OZGEMM_HD double scale_pow2(double v, int e) {
   return mul_rn(normal, 2.2250738585072014e-308);  // * 2^-1022, one rounding
 }
 
+// 2^e for e in [-1022, 1023] (a normal double). For every finite v and such e,
+//   scale_pow2(v, e) == mul_rn(v, pow2_normal(e)),
+// bit for bit: IEEE multiplication by a power of two rounds the exact product once to nearest
+// even, overflowing to +-Inf and underflowing to subnormals or +-0 exactly as scale_pow2 does
+// (tests/test_numerics.cpp checks it). Kernels use the multiplication as their fast path.
+constexpr int kPow2NormalMin = -1022, kPow2NormalMax = 1023;
+OZGEMM_HD bool pow2_is_normal(int e) { return e >= kPow2NormalMin && e <= kPow2NormalMax; }
+OZGEMM_HD double pow2_normal(int e) { return double_of(static_cast<uint64_t>(e + 1023) << 52); }
+
 // The FP64 value of anti-diagonal d's exact integer sum D, scaled back:
 //   D * 2^(-8 d - shift_sum),   shift_sum = shiftA(row) + shiftB(col).
 // Two roundings at most: int64 -> double (exact for |D| <= 2^53) and scale_pow2 (exact
