@@ -9,15 +9,16 @@ namespace ozgemm {
 namespace kernels {
 
 constexpr int kB2bTileM = 64;   // rows of A0 / D0 / D1 per CTA (4 warps x 16 rows)
-constexpr int kB2bChunkK = 32;  // k-chunk of both GEMMs (fp16 elements)
+constexpr int kB2bChunkK = 32;  // k-chunk of both GEMMs in 16-bit units (32 fp16, 64 int8)
 
 struct B2bArgs {
-  const uint16_t* a0;  // fp16 bit patterns
-  const uint16_t* b0;
+  // fp16 (as __half / uint16_t bit patterns) or int8 data, by the launch's type
+  const void* a0;
+  const void* b0;
   const float* bias0;  // nullable
-  const uint16_t* b1;
-  const uint16_t* c1;  // read only when beta1 != 0
-  uint16_t* d1;
+  const void* b1;
+  const void* c1;      // read only when beta1 != 0
+  void* d1;
   int64_t m, k0;       // per batch (not grouped) or the total rows (grouped)
   float alpha0, alpha1, beta1;
   bool relu0, relu1;
@@ -31,12 +32,20 @@ struct B2bArgs {
   const int64_t* group_tile0;
 };
 
-// n0, n1 in {64, 128, 256}; k0 % kB2bChunkK == 0. cudaErrorNotSupported without sm_80 code.
-cudaError_t launch_b2b_f16(const B2bArgs& args, int n0, int n1, bool shared_resident, int64_t grid_tiles,
-                           int batch, cudaStream_t stream);
+// int8 == false: fp16 in and out, fp32 accumulation; true: int8 in and out, int32 accumulation.
+// n0, n1 in {64, 128, 256}; k0 a multiple of kB2bChunkK units (32 fp16, 64 int8); element
+// strides 16-byte aligned. cudaErrorNotSupported without sm_80 code.
+cudaError_t launch_b2b(const B2bArgs& args, bool int8, int n0, int n1, bool shared_resident, int64_t grid_tiles,
+                       int batch, cudaStream_t stream);
 
 // out[i] = fp16(in[i]) (round to nearest even), i < n.
 cudaError_t launch_f32_to_f16(const float* in, uint16_t* out, int64_t n, cudaStream_t stream);
+
+// The unfused int8 baseline's epilogues: out[r * n + c] = int8(ReLU(alpha * acc(c, r) + addend)),
+// acc column-major n x rows (ld n, cuBLASLt's int32 output), addend = bias[c] (if bias) plus
+// beta * c_in[r * n + c] (if beta != 0); the fused kernels' formula.
+cudaError_t launch_requant_s8(const int32_t* acc, int64_t rows, int64_t n, float alpha, const float* bias, float beta,
+                              const int8_t* c_in, bool relu, int8_t* out, cudaStream_t stream);
 
 }  // namespace kernels
 }  // namespace ozgemm

@@ -11,28 +11,38 @@
 #include <vector>
 
 #include "b2b_kernels.hpp"
+#include "int8_gemm_cublaslt.hpp"
 
 namespace ozgemm {
 namespace b2b {
 
 const char* residency_name(Residency r) { return r == Residency::Register ? "register" : "shared"; }
+const char* type_name(DataType t) { return t == DataType::S8 ? "int8" : "fp16"; }
 
 namespace {
 bool is_tile_n(int64_t n) { return n == 64 || n == 128 || n == 256; }
+int elem_bytes(DataType t) { return t == DataType::S8 ? 1 : 2; }
 }  // namespace
 
 std::string can_implement(const Problem& p, Residency r) {
-  if (p.type != DataType::F16) return "only fp16 is built (int8 is not yet)";
+  if (p.type != DataType::F16 && p.type != DataType::S8) return "unknown data type";
   if (p.m < 0 || p.k0 < 0 || p.n0 < 0 || p.n1 < 0) return "sizes must be >= 0";
   if (!is_tile_n(p.n0))
     return "n0 = " + std::to_string(p.n0) + " must be 64, 128 or 256 (one CTA owns all of D0's columns)";
   if (!is_tile_n(p.n1))
     return "n1 = " + std::to_string(p.n1) + " must be 64, 128 or 256 (one CTA owns all of D1's columns)";
-  if (p.k0 < kernels::kB2bChunkK || p.k0 % kernels::kB2bChunkK != 0)
-    return "k0 = " + std::to_string(p.k0) + " must be a positive multiple of 32";
-  if (r == Residency::Register && p.n0 / 4 + p.n1 / 2 > 160)
-    return "register residency holds n0/4 + n1/2 registers a thread in GEMM 1 (" +
-           std::to_string(p.n0 / 4 + p.n1 / 2) + " > 160): use shared-memory residency";
+  const int eb = elem_bytes(p.type);
+  const int64_t chunk = kernels::kB2bChunkK * 2 / eb;  // elements in 64 bytes
+  if (p.k0 < chunk || p.k0 % chunk != 0)
+    return "k0 = " + std::to_string(p.k0) + " must be a positive multiple of " + std::to_string(chunk) + " for " +
+           type_name(p.type);
+  if (p.type == DataType::S8 && p.k0 > 131071) return "int8: k0 must be <= 131071 (int32 accumulation exact)";
+  const int64_t d0_regs = p.n0 * eb / 8;
+  if (r == Residency::Register && d0_regs + p.n1 / 2 > 160)
+    return "register residency holds " + std::to_string(d0_regs) + " packed D0 + n1/2 accumulator registers a thread in GEMM 1 (" +
+           std::to_string(d0_regs + p.n1 / 2) + " > 160): use shared-memory residency";
+  for (int64_t st : {p.stride_a0, p.stride_b0, p.stride_b1, p.stride_c1, p.stride_d1})
+    if (st < 0 || (st * eb) % 16 != 0) return "batch strides must be >= 0 and multiples of 16 bytes";
   if (p.batch < 1 || p.batch > 65535) return "batch must be in 1..65535";
   if (!p.group_m.empty()) {
     if (p.batch != 1) return "grouped problems are not batched (batch must be 1)";
@@ -51,13 +61,27 @@ size_t d0_bytes(const Problem& p) {
     rows = 0;
     for (int64_t gm : p.group_m) rows += gm;
   }
-  return (size_t(std::max<int64_t>(rows, 0)) * size_t(std::max<int64_t>(p.n0, 0)) * 2 * size_t(std::max(p.batch, 1)) +
+  return (size_t(std::max<int64_t>(rows, 0)) * size_t(std::max<int64_t>(p.n0, 0)) * size_t(elem_bytes(p.type)) *
+              size_t(std::max(p.batch, 1)) +
           255) / 256 * 256;
 }
+// int8 unfused: int32 output of one GEMM (the larger of m x n0 and m x n1, one problem at a time),
+// then cuBLASLt's scratch.
+size_t s8_acc_bytes(const Problem& p) {
+  int64_t rows = p.m;
+  if (!p.group_m.empty()) {
+    rows = 0;
+    for (int64_t gm : p.group_m) rows = std::max(rows, gm);
+  }
+  return (size_t(std::max<int64_t>(rows, 0)) * size_t(std::max<int64_t>(std::max(p.n0, p.n1), 0)) * 4 + 255) / 256 *
+         256;
+}
+constexpr size_t kS8LtScratch = size_t(4) << 20;
 }  // namespace
 
 size_t workspace_size(const Problem& p, bool unfused) {
   if (!unfused) return 0;
+  if (p.type == DataType::S8) return d0_bytes(p) + s8_acc_bytes(p) + kS8LtScratch;
   // D0, then bias0 as fp16 (cuBLASLt's bias for fp16 output), one vector per batch.
   return d0_bytes(p) + size_t(std::max<int64_t>(p.n0, 0)) * 2 * size_t(std::max(p.batch, 1));
 }
@@ -66,12 +90,12 @@ cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t 
   if (!can_implement(p, r).empty()) return cudaErrorInvalidValue;
   if (!a.a0 || !a.b0 || !a.b1 || !a.d1 || (p.beta1 != 0.0f && !a.c1)) return cudaErrorInvalidValue;
   kernels::B2bArgs k{};
-  k.a0 = static_cast<const uint16_t*>(a.a0);
-  k.b0 = static_cast<const uint16_t*>(a.b0);
+  k.a0 = a.a0;
+  k.b0 = a.b0;
   k.bias0 = a.bias0;
-  k.b1 = static_cast<const uint16_t*>(a.b1);
-  k.c1 = static_cast<const uint16_t*>(a.c1);
-  k.d1 = static_cast<uint16_t*>(a.d1);
+  k.b1 = a.b1;
+  k.c1 = a.c1;
+  k.d1 = a.d1;
   k.m = p.m;
   k.k0 = p.k0;
   k.alpha0 = p.alpha0;
@@ -85,10 +109,10 @@ cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t 
   k.stride_b1 = p.stride_b1;
   k.stride_c1 = p.stride_c1;
   k.stride_d1 = p.stride_d1;
-  const bool shared = r == Residency::Shared;
+  const bool shared = r == Residency::Shared, s8 = p.type == DataType::S8;
   if (p.group_m.empty()) {
     const int64_t tiles = (p.m + kernels::kB2bTileM - 1) / kernels::kB2bTileM;
-    return kernels::launch_b2b_f16(k, int(p.n0), int(p.n1), shared, tiles, p.batch, stream);
+    return kernels::launch_b2b(k, s8, int(p.n0), int(p.n1), shared, tiles, p.batch, stream);
   }
   // Grouped: a small table of row offsets and first tiles, copied to the device with the launch.
   const int groups = static_cast<int>(p.group_m.size());
@@ -113,7 +137,7 @@ cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t 
     k.group_row0 = d_table;
     k.group_m = d_table + groups;
     k.group_tile0 = d_table + 2 * groups;
-    e = kernels::launch_b2b_f16(k, int(p.n0), int(p.n1), shared, tile, 1, stream);
+    e = kernels::launch_b2b(k, s8, int(p.n0), int(p.n1), shared, tile, 1, stream);
   }
   // The copy from the pageable table completes before cudaMemcpyAsync returns; freeing is
   // stream-ordered after the kernel.
@@ -130,9 +154,15 @@ cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t 
 Unfused::Unfused() {
   cublasLtHandle_t h = nullptr;
   if (cublasLtCreate(&h) == CUBLAS_STATUS_SUCCESS) lt_ = h;
+  auto* s8 = new Int8GemmLt();
+  if (s8->init() == CUBLAS_STATUS_SUCCESS)
+    s8_ = s8;
+  else
+    delete s8;
 }
 Unfused::~Unfused() {
   if (lt_) cublasLtDestroy(static_cast<cublasLtHandle_t>(lt_));
+  delete static_cast<Int8GemmLt*>(s8_);
 }
 
 namespace {
@@ -195,9 +225,60 @@ cudaError_t lt_gemm(cublasLtHandle_t lt, int64_t n, int64_t m, int64_t k, const 
 }
 }  // namespace
 
+namespace {
+// One int8 problem (m rows): D0 = requant(B0 . A0 rows), D1 = requant(B1 . D0 rows, C1). The
+// int32 GEMM out(j, i) = sum_l W[j][l] X[i][l] (TN, column-major n x m, ld n) is D^T's layout,
+// i.e. row-major D.
+cudaError_t s8_pair(Int8GemmLt& lt, const Problem& p, int64_t m, const int8_t* a0, const int8_t* b0,
+                    const float* bias0, const int8_t* b1, const int8_t* c1, int8_t* d1, int8_t* d0, int32_t* acc,
+                    void* scratch, cudaStream_t stream) {
+  if (m == 0) return cudaSuccess;
+  if (lt.run(int(p.n0), int(m), int(p.k0), b0, int(p.k0), a0, int(p.k0), acc, int(p.n0), scratch, kS8LtScratch, stream,
+             /*autotune=*/false) != CUBLAS_STATUS_SUCCESS)
+    return cudaErrorUnknown;
+  cudaError_t e = kernels::launch_requant_s8(acc, m, p.n0, p.alpha0, bias0, 0.0f, nullptr, p.relu0, d0, stream);
+  if (e != cudaSuccess) return e;
+  if (lt.run(int(p.n1), int(m), int(p.n0), b1, int(p.n0), d0, int(p.n0), acc, int(p.n1), scratch, kS8LtScratch, stream,
+             false) != CUBLAS_STATUS_SUCCESS)
+    return cudaErrorUnknown;
+  return kernels::launch_requant_s8(acc, m, p.n1, p.alpha1, nullptr, p.beta1, c1, p.relu1, d1, stream);
+}
+}  // namespace
+
 cudaError_t Unfused::run(const Problem& p, const Arguments& a, void* workspace, cudaStream_t stream) {
+  if (p.batch < 1 || p.m < 0) return cudaErrorInvalidValue;
+  if (p.type == DataType::S8) {
+    if (!s8_) return cudaErrorNotSupported;
+    auto& lt = *static_cast<Int8GemmLt*>(s8_);
+    auto* d0 = static_cast<int8_t*>(workspace);
+    auto* acc = reinterpret_cast<int32_t*>(static_cast<char*>(workspace) + d0_bytes(p));
+    void* scratch = static_cast<char*>(workspace) + d0_bytes(p) + s8_acc_bytes(p);
+    const auto* A0 = static_cast<const int8_t*>(a.a0);
+    const auto* B0 = static_cast<const int8_t*>(a.b0);
+    const auto* B1 = static_cast<const int8_t*>(a.b1);
+    const auto* C1 = static_cast<const int8_t*>(a.c1);
+    auto* D1 = static_cast<int8_t*>(a.d1);
+    if (p.group_m.empty()) {
+      for (int z = 0; z < p.batch; ++z) {
+        const cudaError_t e =
+            s8_pair(lt, p, p.m, A0 + z * p.stride_a0, B0 + z * p.stride_b0, a.bias0 ? a.bias0 + z * p.stride_bias0 : nullptr,
+                    B1 + z * p.stride_b1, C1 ? C1 + z * p.stride_c1 : nullptr, D1 + z * p.stride_d1,
+                    d0 + z * p.m * p.n0, acc, scratch, stream);
+        if (e != cudaSuccess) return e;
+      }
+      return cudaSuccess;
+    }
+    int64_t row = 0;
+    for (int64_t gm : p.group_m) {
+      const cudaError_t e = s8_pair(lt, p, gm, A0 + row * p.k0, B0, a.bias0, B1, C1 ? C1 + row * p.n1 : nullptr,
+                                    D1 + row * p.n1, d0 + row * p.n0, acc, scratch, stream);
+      if (e != cudaSuccess) return e;
+      row += gm;
+    }
+    return cudaSuccess;
+  }
   if (!lt_) return cudaErrorNotSupported;
-  if (p.type != DataType::F16 || p.batch < 1 || p.m < 0) return cudaErrorInvalidValue;
+  if (p.type != DataType::F16) return cudaErrorInvalidValue;
   auto lt = static_cast<cublasLtHandle_t>(lt_);
   auto* d0 = static_cast<uint16_t*>(workspace);
   uint16_t* bias16 = nullptr;
@@ -311,6 +392,47 @@ void reference_one(const Problem& p, int64_t m, const uint16_t* a0, const uint16
   }
 }
 }  // namespace
+
+int8_t saturate_s8(float v) {
+  const float r = std::nearbyint(v);  // the default rounding mode: to nearest even
+  return static_cast<int8_t>(r < -128.0f ? -128 : (r > 127.0f ? 127 : static_cast<int>(r)));
+}
+
+namespace {
+void reference_one_s8(const Problem& p, int64_t m, const int8_t* a0, const int8_t* b0, const float* bias0,
+                      const int8_t* b1, const int8_t* c1, int8_t* d1) {
+  std::vector<int8_t> d0(size_t(p.n0));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < p.n0; ++j) {
+      int32_t acc = 0;
+      for (int64_t l = 0; l < p.k0; ++l) acc += int32_t(a0[i * p.k0 + l]) * int32_t(b0[j * p.k0 + l]);
+      d0[j] = saturate_s8(epilogue(p.alpha0, static_cast<float>(acc), bias0 ? bias0[j] : 0.0f, p.relu0));
+    }
+    for (int64_t j = 0; j < p.n1; ++j) {
+      int32_t acc = 0;
+      for (int64_t l = 0; l < p.n0; ++l) acc += int32_t(d0[l]) * int32_t(b1[j * p.n0 + l]);
+      const float c = p.beta1 != 0.0f ? p.beta1 * static_cast<float>(c1[i * p.n1 + j]) : 0.0f;
+      d1[i * p.n1 + j] = saturate_s8(epilogue(p.alpha1, static_cast<float>(acc), c, p.relu1));
+    }
+  }
+}
+}  // namespace
+
+void reference_s8(const Problem& p, const int8_t* a0, const int8_t* b0, const float* bias0, const int8_t* b1,
+                  const int8_t* c1, int8_t* d1) {
+  if (p.group_m.empty()) {
+    for (int z = 0; z < p.batch; ++z)
+      reference_one_s8(p, p.m, a0 + z * p.stride_a0, b0 + z * p.stride_b0,
+                       bias0 ? bias0 + z * p.stride_bias0 : nullptr, b1 + z * p.stride_b1,
+                       c1 ? c1 + z * p.stride_c1 : nullptr, d1 + z * p.stride_d1);
+    return;
+  }
+  int64_t row = 0;
+  for (int64_t gm : p.group_m) {
+    reference_one_s8(p, gm, a0 + row * p.k0, b0, bias0, b1, c1 ? c1 + row * p.n1 : nullptr, d1 + row * p.n1);
+    row += gm;
+  }
+}
 
 void reference(const Problem& p, const uint16_t* a0, const uint16_t* b0, const float* bias0, const uint16_t* b1,
                const uint16_t* c1, uint16_t* d1) {

@@ -74,7 +74,13 @@ int64_t diag_buffer_cap(const DeviceDesc& dev) {
   return std::min(kDiagBufferCap, std::max(kDiagBufferMin, dev.memory_bytes / 8));
 }
 
-FusedAccumulator default_fused_accumulator(KernelFamily) { return FusedAccumulator::Registers; }
+// Measured on an H200, 2026-11-21, 7 slices (bench/results/2026-11-21-h200-ksplit-accumulators):
+// registers won with one k-block (8192^3: 41.9 vs 34.3 TFLOPS; 4096^3: 43.4 vs 26.7) and the
+// global accumulator's larger tile won with k-blocks (2048 x 2048 x 65536: 39.4 vs 30.7). The
+// portable kernels: registers 19.1 / 19.0 vs 17.5 / 16.2, global 18.8 vs 18.4 at the large k.
+FusedAccumulator default_fused_accumulator(KernelFamily, int64_t kblocks) {
+  return kblocks > 1 ? FusedAccumulator::Global : FusedAccumulator::Registers;
+}
 
 TileConfig fused_tile_config(Variant v, KernelFamily family, FusedAccumulator acc) {
   TileConfig t;
@@ -104,9 +110,6 @@ std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& d
   Plan p;
   p.variant = variant;
   p.family = fused ? family : KernelFamily::Auto;
-  if (variant == Variant::FullyFused)
-    p.accumulator = accumulator == FusedAccumulator::Auto ? default_fused_accumulator(family) : accumulator;
-  p.tile = fused_tile_config(variant, p.family, p.accumulator);
   p.slices = slices;
   p.m = shape.m;
   p.n = shape.n;
@@ -118,6 +121,9 @@ std::string plan_variant(const GemmShape& shape, int slices, const DeviceDesc& d
   const int64_t kmax = numerics::int32_exact_k(slices) / kalign * kalign;
   const int64_t kpad = round_up(std::max<int64_t>(1, shape.k), kalign);
   p.kblocks = (kpad + kmax - 1) / kmax;
+  if (variant == Variant::FullyFused)
+    p.accumulator = accumulator == FusedAccumulator::Auto ? default_fused_accumulator(family, p.kblocks) : accumulator;
+  p.tile = fused_tile_config(variant, p.family, p.accumulator);
   // Balance the blocks so padding is at most kalign-1 per block.
   p.kblock = round_up((kpad + p.kblocks - 1) / p.kblocks, kalign);
   p.ld_slices = p.kblocks * slices * p.kblock;

@@ -42,7 +42,7 @@ struct TileConfig {
 };
 TileConfig fused_tile_config(Variant v, KernelFamily family, FusedAccumulator acc = FusedAccumulator::Registers);
 // What FusedAccumulator::Auto means for a fully fused plan (measured; planner.cpp).
-FusedAccumulator default_fused_accumulator(KernelFamily family);
+FusedAccumulator default_fused_accumulator(KernelFamily family, int64_t kblocks);
 
 struct Plan {
   Variant variant = Variant::Unfused;

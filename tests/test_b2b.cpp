@@ -52,6 +52,78 @@ TEST(B2bLimits, CanImplementExplainsEveryLimit) {
   EXPECT_GE(workspace_size(shape(100, 64, 128, 64), true), size_t(100) * 128 * 2 + 128 * 2);  // D0 + fp16 bias
 }
 
+TEST(B2bLimits, Int8Limits) {
+  Problem p = shape(81920, 576, 64, 128);
+  p.type = DataType::S8;
+  EXPECT_EQ(can_implement(p, Residency::Register), "");
+  p.k0 = 32;  // 32 bytes: not a whole 64-byte chunk of int8
+  EXPECT_NE(can_implement(p, Residency::Register).find("multiple of 64"), std::string::npos);
+  p.k0 = 131072;
+  EXPECT_NE(can_implement(p, Residency::Register).find("131071"), std::string::npos);
+  p = shape(100, 64, 256, 256);
+  p.type = DataType::S8;
+  EXPECT_EQ(can_implement(p, Residency::Register), "") << "int8 packs D0 twice as densely: 32 + 128 = 160";
+  p.batch = 2;
+  p.stride_a0 = 100 * 64 + 8;  // 8 bytes: misaligned for 16-byte copies
+  EXPECT_NE(can_implement(p, Residency::Shared).find("16 bytes"), std::string::npos);
+  p.type = DataType::F16;      // 16 bytes as fp16
+  EXPECT_EQ(can_implement(p, Residency::Shared), "");
+  Problem w = shape(100, 64, 128, 256);
+  w.type = DataType::S8;
+  EXPECT_GE(workspace_size(w, true), size_t(100) * 128 + size_t(100) * 256 * 4);  // D0 + int32 GEMM output
+}
+
+TEST(B2bInt8, SaturateRoundsToNearestEvenAndClamps) {
+  EXPECT_EQ(saturate_s8(2.5f), 2);
+  EXPECT_EQ(saturate_s8(3.5f), 4);
+  EXPECT_EQ(saturate_s8(-2.5f), -2);
+  EXPECT_EQ(saturate_s8(-0.4f), 0);
+  EXPECT_EQ(saturate_s8(126.5f), 126);
+  EXPECT_EQ(saturate_s8(127.5f), 127);  // rounds to 128, saturates
+  EXPECT_EQ(saturate_s8(1e9f), 127);
+  EXPECT_EQ(saturate_s8(-128.5f), -128);
+  EXPECT_EQ(saturate_s8(-1e9f), -128);
+}
+
+TEST(B2bInt8, ReferenceMatchesADirectComputation) {
+  Problem p = shape(7, 128, 64, 128);
+  p.type = DataType::S8;
+  p.alpha0 = 1.0f / 256;
+  p.alpha1 = 1.0f / 64;
+  p.beta1 = 0.5f;
+  p.relu1 = false;
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int> d(-128, 127);
+  auto fill = [&](std::vector<int8_t>& v, size_t n) {
+    v.resize(n);
+    for (auto& x : v) x = int8_t(d(rng));
+  };
+  std::vector<int8_t> a0, b0, b1, c1, d1(7 * 128);
+  fill(a0, 7 * 128);
+  fill(b0, 64 * 128);
+  fill(b1, 128 * 64);
+  fill(c1, 7 * 128);
+  std::vector<float> bias(64);
+  for (auto& x : bias) x = float(d(rng)) / 4;
+  reference_s8(p, a0.data(), b0.data(), bias.data(), b1.data(), c1.data(), d1.data());
+  auto sat = [](double v) { return std::min(127.0, std::max(-128.0, std::nearbyint(v))); };
+  int saturated = 0;
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 128; ++j) {
+      long acc1 = 0;
+      for (int l = 0; l < 64; ++l) {
+        long acc0 = 0;
+        for (int t = 0; t < 128; ++t) acc0 += long(a0[i * 128 + t]) * b0[l * 128 + t];
+        // acc0 / 256 + bias is exact in float and double (|acc0| < 2^21, bias in quarters)
+        acc1 += long(sat(std::max(acc0 / 256.0 + bias[l], 0.0))) * b1[j * 64 + l];
+      }
+      const double v = acc1 / 64.0 + 0.5 * c1[i * 128 + j];  // exact: |acc1| < 2^21
+      ASSERT_EQ(int(d1[i * 128 + j]), int(sat(v))) << i << "," << j;
+      saturated += std::fabs(v) > 127.5;
+    }
+  EXPECT_GT(saturated, 0) << "the check covers saturation";
+}
+
 TEST(B2bHalf, ConversionsRoundToNearestEven) {
   for (float f : {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 1234.0f})
     EXPECT_EQ(half_to_float(float_to_half(f)), f) << f;
@@ -98,10 +170,12 @@ TEST(B2bReference, MatchesADirectComputationOnIntegers) {
 // ---------------------------------------------------------------------------------------------
 // GPU
 
-struct Data {
-  std::vector<uint16_t> a0, b0, b1, c1;
+template <class E>
+struct DataT {
+  std::vector<E> a0, b0, b1, c1;
   std::vector<float> bias;
 };
+using Data = DataT<uint16_t>;
 
 // Small integers (exact fp32 sums) or real values in [-1, 1].
 Data make_data(const Problem& p, int64_t rows, bool integers, std::mt19937& rng) {
@@ -133,13 +207,15 @@ T* to_device(const std::vector<T>& v) {
 
 enum class Path { Register, Shared, Unfused };
 
-// Runs one path; returns D1 (rows x n1 per batch).
-std::vector<uint16_t> run_gpu(const Problem& p, const Data& d, int64_t rows, Path path) {
-  uint16_t *a0 = to_device(d.a0), *b0 = to_device(d.b0), *b1 = to_device(d.b1), *c1 = to_device(d.c1);
+// Runs one path; returns D1 (rows x n1 per batch). E: uint16_t (fp16 bits) or int8_t.
+template <class E>
+std::vector<E> run_gpu(const Problem& p, const DataT<E>& d, int64_t rows, Path path) {
+  E *a0 = to_device(d.a0), *b0 = to_device(d.b0), *b1 = to_device(d.b1), *c1 = to_device(d.c1);
   float* bias = to_device(d.bias);
   const int batch = p.group_m.empty() ? p.batch : 1;
-  std::vector<uint16_t> out(size_t(batch) * rows * p.n1, 0x7e00);  // poison: NaN
-  uint16_t* d1 = to_device(out);
+  // Poison: NaN for fp16; for int8 a value the results rarely take everywhere.
+  std::vector<E> out(size_t(batch) * rows * p.n1, sizeof(E) == 2 ? E(0x7e00) : E(0x55));
+  E* d1 = to_device(out);
   Arguments a;
   a.a0 = a0;
   a.b0 = b0;
@@ -158,7 +234,7 @@ std::vector<uint16_t> run_gpu(const Problem& p, const Data& d, int64_t rows, Pat
     EXPECT_EQ(run(p, a, path == Path::Register ? Residency::Register : Residency::Shared, nullptr), cudaSuccess);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
-  EXPECT_EQ(cudaMemcpy(out.data(), d1, out.size() * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(out.data(), d1, out.size() * sizeof(E), cudaMemcpyDeviceToHost), cudaSuccess);
   for (void* ptr : {(void*)a0, (void*)b0, (void*)b1, (void*)c1, (void*)bias, (void*)d1}) cudaFree(ptr);
   return out;
 }
@@ -249,6 +325,98 @@ TEST_F(GpuB2b, RealInputsWithinTolerance) {
     }
     EXPECT_LT(worst, 2e-2) << "path " << int(path);
   }
+}
+
+// int8: any int8 inputs; every step is deterministic, so all paths equal the host reference.
+DataT<int8_t> make_data_s8(const Problem& p, int64_t rows, std::mt19937& rng) {
+  DataT<int8_t> d;
+  std::uniform_int_distribution<int> di(-128, 127);
+  const int batch = p.group_m.empty() ? p.batch : 1;
+  auto fill = [&](std::vector<int8_t>& v, size_t n) {
+    v.resize(n);
+    for (auto& x : v) x = int8_t(di(rng));
+  };
+  fill(d.a0, size_t(batch) * rows * p.k0);
+  fill(d.b0, size_t(batch) * p.n0 * p.k0);
+  fill(d.b1, size_t(batch) * p.n1 * p.n0);
+  fill(d.c1, size_t(batch) * rows * p.n1);
+  d.bias.resize(size_t(batch) * p.n0);
+  for (auto& x : d.bias) x = float(di(rng)) / 2;
+  return d;
+}
+
+void expect_equal_s8(const std::vector<int8_t>& got, const std::vector<int8_t>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  int64_t bad = 0, saturated = 0, zero = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != want[i] && bad++ < 5)
+      ADD_FAILURE() << what << ": element " << i << " got " << int(got[i]) << " want " << int(want[i]);
+    saturated += want[i] == 127 || want[i] == -128;
+    zero += want[i] == 0;
+  }
+  EXPECT_EQ(bad, 0) << what;
+  // The data must exercise rounding, not only saturation or ReLU's zeros.
+  EXPECT_LT(saturated + zero, int64_t(got.size()) * 9 / 10) << what << ": too few unsaturated, non-zero outputs";
+}
+
+TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
+  struct S {
+    int64_t m, k0, n0, n1;
+    float alpha0, alpha1, beta1;
+    bool relu1;
+  };
+  for (S s : {S{1000, 576, 64, 128, 1.0f / 1024, 1.0f / 512, 0, true}, S{777, 64, 128, 64, 1.0f / 128, 1.0f / 256, 1, false},
+              S{129, 192, 256, 128, 1.0f / 256, 1.0f / 1024, 0.5f, false}, S{64, 64, 64, 256, 1.0f / 100, 1.0f / 300, 0, true},
+              S{300, 128, 256, 256, 1.0f / 200, 1.0f / 700, 0.25f, false}, S{1, 64, 128, 128, 1.0f / 128, 1.0f / 400, 0, false}}) {
+    Problem p = shape(s.m, s.k0, s.n0, s.n1);
+    p.type = DataType::S8;
+    p.alpha0 = s.alpha0;
+    p.alpha1 = s.alpha1;
+    p.beta1 = s.beta1;
+    p.relu1 = s.relu1;
+    const DataT<int8_t> d = make_data_s8(p, p.m, rng);
+    std::vector<int8_t> want(size_t(p.m) * p.n1);
+    reference_s8(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    const std::string what = "int8 m=" + std::to_string(s.m) + " k0=" + std::to_string(s.k0) + " n0=" +
+                             std::to_string(s.n0) + " n1=" + std::to_string(s.n1);
+    ASSERT_EQ(can_implement(p, Residency::Register), "") << what;
+    expect_equal_s8(run_gpu(p, d, p.m, Path::Register), want, "register " + what);
+    expect_equal_s8(run_gpu(p, d, p.m, Path::Shared), want, "shared " + what);
+    expect_equal_s8(run_gpu(p, d, p.m, Path::Unfused), want, "unfused " + what);
+  }
+}
+
+TEST_F(GpuB2b, Int8BatchedAndGrouped) {
+  Problem p = shape(333, 128, 64, 128);
+  p.type = DataType::S8;
+  p.alpha0 = 1.0f / 256;
+  p.alpha1 = 1.0f / 256;
+  p.batch = 3;
+  p.stride_a0 = 333 * 128;
+  p.stride_b0 = 64 * 128;
+  p.stride_bias0 = 64;
+  p.stride_b1 = 128 * 64;
+  p.stride_c1 = p.stride_d1 = 333 * 128;
+  p.beta1 = 1.0f;
+  p.relu1 = false;
+  const DataT<int8_t> d = make_data_s8(p, p.m, rng);
+  std::vector<int8_t> want(size_t(3) * 333 * 128);
+  reference_s8(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+  for (Path path : {Path::Register, Path::Shared, Path::Unfused})
+    expect_equal_s8(run_gpu(p, d, p.m, path), want, "int8 batched path " + std::to_string(int(path)));
+
+  Problem g = shape(0, 64, 128, 64);
+  g.type = DataType::S8;
+  g.alpha0 = 1.0f / 128;
+  g.alpha1 = 1.0f / 512;
+  g.relu1 = false;
+  g.group_m = {100, 1, 0, 257, 64};
+  const int64_t rows = 422;
+  const DataT<int8_t> dg = make_data_s8(g, rows, rng);
+  std::vector<int8_t> wg(size_t(rows) * 64);
+  reference_s8(g, dg.a0.data(), dg.b0.data(), dg.bias.data(), dg.b1.data(), dg.c1.data(), wg.data());
+  for (Path path : {Path::Register, Path::Shared, Path::Unfused})
+    expect_equal_s8(run_gpu(g, dg, rows, path), wg, "int8 grouped path " + std::to_string(int(path)));
 }
 
 TEST_F(GpuB2b, RejectsWhatItCannotRun) {

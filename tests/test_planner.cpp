@@ -382,6 +382,7 @@ TEST(Planner, FusedPlansRespectTheKernelsLimits) {
       EXPECT_EQ(p.tile.n, v == Variant::PartiallyFused ? 256 : 128);
       if (v == Variant::FullyFused) {
         EXPECT_EQ(p.off_lt_workspace, p.off_diag) << "fully fused needs no int32 planes";
+        EXPECT_EQ(p.accumulator, ozgemm::FusedAccumulator::Registers) << "one k-block: registers (measured)";
       } else {
         EXPECT_EQ(p.m_chunk % ozgemm::kFusedChunkAlign == 0 || p.m_chunk == p.m_pad, true);
         EXPECT_EQ(p.n_chunk % ozgemm::kFusedChunkAlign == 0 || p.n_chunk == p.n_pad, true);
@@ -399,10 +400,19 @@ TEST(Planner, FusedPlansRespectTheKernelsLimits) {
       EXPECT_LE(int64_t(s) * p.kblock * ozgemm::numerics::kMaxDigitProduct, int64_t(INT32_MAX));
       EXPECT_EQ(p.ld_slices, p.kblocks * s * p.kblock);
       if (v == Variant::FullyFused) {
+        // With k-blocks AUTO takes the global accumulator (measured faster there; planner.cpp).
         // Spill: one int64 per entry of each tile of the cluster-rounded grid (300 rows: 3 tiles
-        // -> 4 with 2 x 2 clusters; 520 columns: 5 -> 6).
-        EXPECT_EQ(p.spill_entries, 4 * 6 * 128 * 128);
+        // -> 4 with 2 x 1 clusters; 520 columns: 3 tiles of 256).
+        EXPECT_EQ(p.accumulator, ozgemm::FusedAccumulator::Global);
+        EXPECT_EQ(p.spill_entries, 4 * 3 * 128 * 256);
         EXPECT_GE(p.off_lt_workspace, p.off_spill + size_t(p.spill_entries) * 8);
+        // The register accumulator: 128 x 128 tiles in 2 x 2 clusters (columns: 5 tiles -> 6).
+        Plan r;
+        ASSERT_TRUE(ozgemm::plan_variant(tight_shape(Op::N, Op::N, 300, 520, k), s, hopper, v, &r, KernelFamily::Auto,
+                                         ozgemm::FusedAccumulator::Registers)
+                        .empty());
+        EXPECT_EQ(r.spill_entries, 4 * 6 * 128 * 128);
+        EXPECT_EQ(r.acc_entries, 0);
       } else {
         EXPECT_EQ(p.diag_planes(), s * blocks);
       }

@@ -92,6 +92,7 @@ struct CliOptions {
   // b2b: --n0, --n1 (-1: not given), --residency register|shared|both (0 both, 1 register, 2 shared)
   int64_t n0 = -1, n1 = -1;
   int residency = 0;
+  bool int8 = false;  // b2b: --type fp16|int8
 
   bool size_given() const { return m >= 0 || n >= 0 || k >= 0; }
 };

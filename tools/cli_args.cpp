@@ -139,7 +139,7 @@ CliOptions parse_args(int argc, const char* const* argv) {
     }
     static const char* const kValueFlags[] = {"--m",    "--n",     "--k",    "--slices", "--phi",     "--transa",
                                               "--transb", "--alpha", "--beta", "--seed",   "--variant", "--iters",
-                                              "--int8-tops", "--bandwidth", "--fp64-tflops", "--family", "--accumulator",
+                                              "--int8-tops", "--bandwidth", "--fp64-tflops", "--family", "--accumulator", "--type",
                                               "--n0", "--n1", "--residency"};
     bool known = false;
     for (const char* f : kValueFlags) known = known || flag == f;
@@ -183,6 +183,10 @@ CliOptions parse_args(int argc, const char* const* argv) {
       else if (value == "sm90") o.family = 1;
       else if (value == "portable") o.family = 2;
       else throw UsageError("--family must be auto, sm90 or portable (got " + quoted(value) + ")");
+    } else if (flag == "--type") {
+      if (value == "fp16") o.int8 = false;
+      else if (value == "int8") o.int8 = true;
+      else throw UsageError("--type must be fp16 or int8 (got " + quoted(value) + ")");
     } else if (flag == "--accumulator") {
       if (value == "auto") o.accumulator = 0;
       else if (value == "registers") o.accumulator = 1;
@@ -221,6 +225,7 @@ std::string usage() {
        "            --accumulator auto|registers|global: where fully fused keeps the FP64 sum\n"
        "  b2b       back-to-back GEMM D1 = ReLU(D0 x B1 + beta C1), D0 = ReLU(A0 x B0 + bias): fused\n"
        "            (--residency register|shared|both) vs the cuBLASLt pair; --m M --k K0 --n0 N0 --n1 N1\n"
+       "            --type fp16|int8 (int8: D0 requantised with saturation by alpha0 = --alpha)\n"
        "            (default: CUTLASS example 13's 81920 x 576 -> 64 -> 128); verifies and times (GPU builds)\n"
        "  model     roofline prediction per variant for H100, H200, L40S, B200 (no GPU needed);\n"
        "            --int8-tops T --bandwidth GBPS [--fp64-tflops F] adds a device of your own\n"

@@ -19,6 +19,11 @@
 // addend = bias0[j] (GEMM 0) or beta1 * C1 (GEMM 1, rounded product), ReLU, round to fp16.
 // The host reference (reference()) uses the same formula; sums are in a different order, so
 // results agree exactly only when the fp32 sums are exact (e.g. small integer inputs).
+// Numerics (S8): int8 inputs, exact int32 accumulation, then v = fmaf(alpha, float(acc), addend)
+// as above (float(acc) rounds to nearest even), ReLU, then requantisation to int8: round to
+// nearest even and saturate to [-128, 127] (CUTLASS's s8 epilogue, cvt.rni.sat). D0 and D1 are
+// int8; C1 is int8. Every step is deterministic, so the fused kernels, the unfused pair and the
+// host reference agree bit for bit on any inputs (as long as |acc| < 2^31: k0 * 2^14 < 2^31).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -31,7 +36,8 @@
 namespace ozgemm {
 namespace b2b {
 
-enum class DataType { F16 };  // int8 with requantisation: not built yet (issue #5)
+enum class DataType { F16, S8 };
+const char* type_name(DataType t);
 enum class Residency { Register, Shared };
 const char* residency_name(Residency r);
 
@@ -45,7 +51,7 @@ struct Problem {
   std::vector<int64_t> group_m;  // empty: not grouped
 };
 
-// Device pointers; fp16 data as uint16_t bit patterns (__half).
+// Device pointers; fp16 data as uint16_t bit patterns (__half), int8 data as int8_t.
 struct Arguments {
   const void* a0 = nullptr;
   const void* b0 = nullptr;
@@ -57,22 +63,29 @@ struct Arguments {
 
 // Limits of the fused kernels (one CTA owns 64 rows and the whole of D0 and D1 for them):
 //   n0, n1 in {64, 128, 256} ("thread-block tile N = problem N");
-//   k0 a multiple of 32 (16-byte aligned 32-wide k-chunks of fp16), k0 >= 32;
-//   Register residency: each thread holds n0/2 fp32 accumulators of D0 and n0/4 + n1/2 registers
-//   in the second GEMM; n0/4 + n1/2 <= 160 (so 256 x 256 needs Shared residency);
+//   k0 a positive multiple of 64 bytes' worth of elements (32 fp16, 64 int8: 16-byte aligned
+//   k-chunks); int8: k0 <= 131071 (int32 exactness);
+//   batch strides multiples of 16 bytes;
+//   Register residency: each thread holds n0/2 accumulators of D0 and n0/4 (fp16) or n0/8 (int8)
+//   packed D0 registers plus n1/2 accumulators in the second GEMM; that sum must be <= 160 (so
+//   fp16 256 x 256 needs Shared residency; int8 fits it);
 //   m >= 0, any m (a partial last tile is masked).
 // Empty string: implementable; otherwise one line saying why not.
 std::string can_implement(const Problem& p, Residency r);
 
-// Fused kernels: no workspace. Unfused baseline: D0 in global memory (m x n0 fp16 per batch).
+// Fused kernels: no workspace. Unfused baseline: D0 in global memory (m x n0 per batch), and for
+// int8 also the int32 GEMM outputs and cuBLASLt's scratch.
 size_t workspace_size(const Problem& p, bool unfused);
 
 // Fused run on `stream`. cudaErrorInvalidValue when can_implement says no (or bad pointers),
 // cudaErrorNotSupported when the build or GPU lacks the kernels (sm_80+ needed).
 cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t stream);
 
-// The unfused pair through cuBLASLt (RELU_BIAS / RELU epilogues), D0 written to and read back
-// from `workspace` (workspace_size(p, true) bytes). Holds a cuBLASLt handle; not thread-safe.
+// The unfused pair, D0 written to and read back from `workspace` (workspace_size(p, true) bytes).
+// fp16: two cuBLASLt GEMMs with their RELU_BIAS / RELU epilogues. int8: two cuBLASLt int8 GEMMs
+// with int32 output (the same IMMA path as the Ozaki-I products), each followed by a
+// requantisation kernel (cuBLASLt's int8-output epilogues do not round and saturate in the
+// documented order). Holds cuBLASLt handles; not thread-safe.
 class Unfused {
  public:
   Unfused();
@@ -83,12 +96,19 @@ class Unfused {
 
  private:
   void* lt_ = nullptr;  // cublasLtHandle_t
+  void* s8_ = nullptr;  // Int8GemmLt (src/int8_gemm_cublaslt.hpp)
 };
 
 // Host reference of the documented formula; host arrays laid out as the device ones
 // (fp16 as uint16_t bit patterns). d1 receives m x n1 (per batch / all groups).
 void reference(const Problem& p, const uint16_t* a0, const uint16_t* b0, const float* bias0, const uint16_t* b1,
                const uint16_t* c1, uint16_t* d1);
+
+// int8 version: host arrays as int8_t.
+void reference_s8(const Problem& p, const int8_t* a0, const int8_t* b0, const float* bias0, const int8_t* b1,
+                  const int8_t* c1, int8_t* d1);
+// The requantisation of the S8 numerics: round to nearest even, saturate to [-128, 127].
+int8_t saturate_s8(float v);
 
 // fp16 <-> float on the host (round to nearest even).
 uint16_t float_to_half(float f);
