@@ -8,7 +8,7 @@
 namespace ozgemm {
 namespace kernels {
 
-constexpr int kB2bTileM = 64;   // rows of A0 / D0 / D1 per CTA (4 warps x 16 rows)
+constexpr int kB2bTileM = 128;  // rows of A0 / D0 / D1 per CTA (8 warps x 16 rows)
 constexpr int kB2bChunkK = 32;  // k-chunk of both GEMMs in 16-bit units (32 fp16, 64 int8)
 
 struct B2bArgs {

@@ -35,14 +35,18 @@ namespace kernels {
 
 namespace {
 
-constexpr int kThreads = 128;
+constexpr int kThreads = kB2bTileM / 16 * 32;  // one warp per 16 rows
+// GEMM 0's cp.async pipeline depth: A0 is streamed once from DRAM, so enough of it must be in
+// flight; 3 stages when n0 = 256 keep the largest configuration within shared memory.
+template <int N0>
+constexpr int kStages0 = N0 <= 128 ? 4 : 3;
 constexpr int kPad = 8;                  // units of padding per shared row: ldmatrix without bank conflicts
 constexpr int kRowK = kB2bChunkK + kPad;  // shared row length of a k-chunk (units)
 
 template <int N0, int N1, bool kShared, int kElemBytes>
 struct B2bSmem {
-  static constexpr int kA = 2 * kB2bTileM * kRowK;  // units, 2 stages
-  static constexpr int kB0 = 2 * N0 * kRowK;
+  static constexpr int kA = kStages0<N0> * kB2bTileM * kRowK;  // units
+  static constexpr int kB0 = kStages0<N0> * N0 * kRowK;
   static constexpr int kB1 = 2 * N1 * kRowK;
   static constexpr int kD0Row = N0 * kElemBytes / 2 + kPad;  // a row of D0 (units)
   static constexpr int kD0 = kShared ? kB2bTileM * kD0Row : 0;
@@ -183,28 +187,32 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
   const __half* B1 = static_cast<const __half*>(p.b1) + units(z * p.stride_b1);
   const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
 
-  // ---- GEMM 0: acc0 = A0 x B0^T over k0 in chunks of 32 units, double-buffered ----
+  // ---- GEMM 0: acc0 = A0 x B0^T over k0 in chunks of 32 units, kS-stage cp.async pipeline ----
   Acc acc0[N0 / 8][4];
 #pragma unroll
   for (int i = 0; i < N0 / 8; ++i) acc0[i][0] = acc0[i][1] = acc0[i][2] = acc0[i][3] = Acc(0);
+  constexpr int kS = kStages0<N0>;
   const int chunks0 = static_cast<int>(k0u / kB2bChunkK);
-  load_chunk<kB2bTileM>(sA, A0, k0u, valid, 0);
-  load_chunk<N0, kS8>(sB0, B0, k0u, N0, 0);
-  cp_async_commit();
-  for (int c = 0; c < chunks0; ++c) {
-    const int st = c & 1;
-    if (c + 1 < chunks0) {
-      load_chunk<kB2bTileM>(sA + (st ^ 1) * kB2bTileM * kRowK, A0, k0u, valid, int64_t(c + 1) * kB2bChunkK);
-      load_chunk<N0, kS8>(sB0 + (st ^ 1) * N0 * kRowK, B0, k0u, N0, int64_t(c + 1) * kB2bChunkK);
+  auto load0 = [&](int c) {  // chunk c into stage c % kS (one commit group, possibly empty)
+    if (c < chunks0) {
+      load_chunk<kB2bTileM>(sA + (c % kS) * kB2bTileM * kRowK, A0, k0u, valid, int64_t(c) * kB2bChunkK);
+      load_chunk<N0, kS8>(sB0 + (c % kS) * N0 * kRowK, B0, k0u, N0, int64_t(c) * kB2bChunkK);
     }
     cp_async_commit();
-    cp_async_wait<1>();
-    __syncthreads();
+  };
+#pragma unroll
+  for (int c = 0; c < kS - 1; ++c) load0(c);
+  for (int c = 0; c < chunks0; ++c) {
+    const int st = c % kS;
+    cp_async_wait<kS - 2>();  // chunk c has landed (this thread's copies)
+    __syncthreads();          // ... everyone's, and everyone is done with chunk c - 1's stage
+    load0(c + kS - 1);        // into chunk c - 1's stage
     uint32_t a[2][4];
     load_a_frags(a, sA + st * kB2bTileM * kRowK, kRowK, warp, lane, 0);
     mma_chunk<T, N0>(acc0, a, sB0 + st * N0 * kRowK, lane);
-    __syncthreads();
   }
+  cp_async_wait<0>();
+  __syncthreads();  // GEMM 0's stages are free (GEMM 1 reuses nothing of them, but D0 may follow)
 
   // ---- epilogue 0, packed as GEMM-1 A fragments: d0[j][*] is the A fragment of GEMM 1's
   // k-block j (16 units of D0) for this warp's 16 rows: regs 0/1 rows g/g+8 of its first 8 units,
