@@ -5,6 +5,7 @@ set -u
 OUT=${OUT:-./device-out}
 mkdir -p "$OUT"
 BIN=${BIN:-./dev-bin}
+export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat "$BIN/COMMIT" 2>/dev/null || echo unknown)}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/b2b_device.txt"
 [ "${SKIP_TESTS:-0}" = 1 ] || "$BIN/test_b2b" --gtest_brief=1 2>&1 | tail -3
 for type in ${TYPES:-fp16}; do

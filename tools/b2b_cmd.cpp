@@ -219,6 +219,7 @@ int cmd_b2b(const CliOptions& o) {
     Json j;
     j.begin_object();
     j.field("command", "b2b").field("device", gpu_description());
+    json_provenance(j);
     j.field("m", p.m).field("k0", p.k0).field("n0", p.n0).field("n1", p.n1).field("type", b2b::type_name(p.type));
     j.field("inputs", s8 ? "int8" : integers ? "integers" : "real").field("iters", o.iters > 0 ? o.iters : 50);
     j.field("checked_rows", int64_t(check_rows.size()));

@@ -281,13 +281,6 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
 
 double tflops(const Sizes& s, double ms) { return 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e9); }
 
-std::string today() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
-}
-
 void print_result(const CliOptions& o, const BenchResult& r, const char* title) {
   const double products = r.slices * (r.slices + 1) / 2.0;
   if (o.json) {
@@ -295,8 +288,7 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     j.begin_object();
     j.field("command", std::string(title));
     j.field("device", r.device);
-    j.field("date", today());
-    if (const char* c = std::getenv("OZGEMM_COMMIT")) j.field("commit", std::string(c));
+    json_provenance(j);
     json_problem_fields(j, r.sizes, o);
     j.field("phi", o.phi.empty() ? 0.5 : o.phi[0]);
     j.field("slices", r.slices);

@@ -195,6 +195,8 @@ std::string json_escape(const std::string& s);
 void json_problem_fields(Json& j, const Sizes& s, const CliOptions& o);
 // An ErrorMetrics as JSON fields: normwise, componentwise, elementwise, nonfinite_mismatch.
 void json_error_fields(Json& j, const ref::ErrorMetrics& e);
+// Where a measurement came from: "date" (UTC, today) and "commit" ($OZGEMM_COMMIT, if set).
+void json_provenance(Json& j);
 
 // ---------------------------------------------------------------------------------------------
 // Commands. Each returns the process exit code; UsageError may escape to the dispatcher.

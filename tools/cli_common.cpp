@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <ostream>
 #include <random>
 #include <unordered_set>
@@ -270,6 +271,14 @@ void json_problem_fields(Json& j, const Sizes& s, const CliOptions& o) {
 void json_error_fields(Json& j, const ref::ErrorMetrics& e) {
   j.field("normwise", e.normwise).field("componentwise", e.componentwise).field("elementwise", e.elementwise);
   j.field("nonfinite_mismatch", e.nonfinite_mismatch);
+}
+
+void json_provenance(Json& j) {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  j.field("date", std::string(buf));
+  if (const char* c = std::getenv("OZGEMM_COMMIT")) j.field("commit", std::string(c));
 }
 
 }  // namespace cli
