@@ -16,10 +16,12 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <stdexcept>
 #include <thread>
 
 #include "cli.hpp"
 #include "cuda_check.hpp"
+#include "int8_gemm_cublaslt.hpp"  // the library's INT8 GEMM, for the rate probe
 #include "ozgemm/ozgemm.hpp"
 #include "ozgemm/perf_model.hpp"
 
@@ -155,21 +157,64 @@ double probe_copy_gbs(cudaStream_t stream) {
   return 2.0 * double(bytes) / (median(ms) * 1e6);
 }
 
-// The datasheet spec closest to the device's name (H200 before H100), with the probed copy rate.
-model::DeviceSpec spec_for(const std::string& device, double copy_gbs) {
+// The INT8 GEMM rate the emulation's products can get on this device: the library's cuBLASLt
+// INT8 x INT8 -> INT32 GEMM (the unfused path's, algorithm chosen by timing its candidates) at
+// 8192^3, median of 10 runs after warm-up, 2 n^3 / time in TOPS.
+double probe_int8_tops(cudaStream_t stream) {
+  constexpr int n = 8192;
+  int8_t *a = nullptr, *b = nullptr;
+  int32_t* c = nullptr;
+  void* ws = nullptr;
+  const size_t ws_bytes = size_t(32) << 20;
+  OZ_TOOL_CUDA(cudaMalloc(&a, size_t(n) * n));
+  OZ_TOOL_CUDA(cudaMalloc(&b, size_t(n) * n));
+  OZ_TOOL_CUDA(cudaMalloc(&c, size_t(n) * n * 4));
+  OZ_TOOL_CUDA(cudaMalloc(&ws, ws_bytes));
+  OZ_TOOL_CUDA(cudaMemsetAsync(a, 0x11, size_t(n) * n, stream));
+  OZ_TOOL_CUDA(cudaMemsetAsync(b, 0x07, size_t(n) * n, stream));
+  Int8GemmLt lt;
+  if (lt.init() != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cuBLASLt init failed (INT8 rate probe)");
+  cudaEvent_t e0, e1;
+  OZ_TOOL_CUDA(cudaEventCreate(&e0));
+  OZ_TOOL_CUDA(cudaEventCreate(&e1));
+  std::vector<double> ms;
+  for (int i = 0; i < 13; ++i) {
+    OZ_TOOL_CUDA(cudaEventRecord(e0, stream));
+    if (lt.run(n, n, n, a, n, b, n, c, n, ws, ws_bytes, stream, /*autotune=*/true) != CUBLAS_STATUS_SUCCESS)
+      throw std::runtime_error("INT8 GEMM failed (rate probe)");
+    OZ_TOOL_CUDA(cudaEventRecord(e1, stream));
+    OZ_TOOL_CUDA(cudaEventSynchronize(e1));
+    float t = 0;
+    OZ_TOOL_CUDA(cudaEventElapsedTime(&t, e0, e1));
+    if (i >= 3) ms.push_back(t);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  cudaFree(ws);
+  return 2.0 * double(n) * n * n / (median(ms) * 1e9);
+}
+
+// The datasheet spec closest to the device's name (H200 before H100), with the probed copy rate
+// and, when int8_tops > 0, the probed INT8 rate.
+model::DeviceSpec spec_for(const std::string& device, double copy_gbs, double int8_tops) {
   const auto& specs = model::datasheet_specs();
   model::DeviceSpec d = specs[0];  // H100-SXM
   for (const auto& s : specs)
     if (device.find(s.name.substr(0, 4)) != std::string::npos) d = s;
   d.bandwidth_gbs = copy_gbs;
+  if (int8_tops > 0) d.int8_tops = int8_tops;
   return d;
 }
 
 struct BenchResult {
   Sizes sizes;
-  double copy_gbs = 0;
-  model::DeviceSpec spec;
+  double copy_gbs = 0, int8_tops = 0;  // probed on this device
+  model::DeviceSpec spec;                // datasheet rates, probed copy rate
   double model_ms = 0, model_native_ms = 0;
+  double model_measured_ms = 0;          // the same model with the probed INT8 rate
   int slices = 0;
   std::string variant;            // what ran
   std::string requested_variant;  // what was asked for (auto, or a fused variant that fell back)
@@ -266,13 +311,16 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   r.native.err = errors_of_set0(native);
   cublasDestroy(cb);
   r.copy_gbs = probe_copy_gbs(stream);
-  r.spec = spec_for(r.device, r.copy_gbs);
+  r.int8_tops = probe_int8_tops(stream);
+  r.spec = spec_for(r.device, r.copy_gbs, 0);
   const model::Variant mv = v == OZGEMM_VARIANT_PARTIALLY_FUSED ? model::Variant::PartiallyFused
                             : v == OZGEMM_VARIANT_FULLY_FUSED   ? model::Variant::FullyFused
                             : v == OZGEMM_VARIANT_NATIVE        ? model::Variant::Native
                                                                 : model::Variant::Unfused;
   r.model_ms = model::predict(mv, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
   r.model_native_ms = model::predict(model::Variant::Native, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
+  r.model_measured_ms =
+      model::predict(mv, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, spec_for(r.device, r.copy_gbs, r.int8_tops)).ms;
   h.set_stream(nullptr);
   OZ_TOOL_CUDA(cudaStreamSynchronize(stream));
   cudaStreamDestroy(stream);
@@ -315,6 +363,7 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     j.key("model").begin_object();
     j.field("spec", r.spec.name).field("int8_tops", r.spec.int8_tops).field("copy_gbs", r.copy_gbs);
     j.field("ozgemm_ms", r.model_ms).field("native_ms", r.model_native_ms);
+    j.field("measured_int8_tops", r.int8_tops).field("ozgemm_ms_measured_rates", r.model_measured_ms);
     j.end_object();
     j.end_object();
     std::cout << j.str() << "\n";
@@ -336,6 +385,8 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
   std::cout << "  model (" << r.spec.name << " datasheet INT8 " << fmt_fixed(r.spec.int8_tops, 0)
             << " TOPS, measured copy " << fmt_fixed(r.copy_gbs, 0) << " GB/s): ozgemm " << fmt_fixed(r.model_ms, 3)
             << " ms, native " << fmt_fixed(r.model_native_ms, 3) << " ms\n";
+  std::cout << "  model with this device's measured INT8 GEMM rate (" << fmt_fixed(r.int8_tops, 0)
+            << " TOPS, cuBLASLt 8192^3): ozgemm " << fmt_fixed(r.model_measured_ms, 3) << " ms\n";
   std::cout << "  errors: " << kErrorSamples << " sampled entries vs double-double reference; speedup vs native "
             << fmt_fixed(r.native.ms / r.emu.ms, 2) << "x\n";
   if (r.emu.phases) {
