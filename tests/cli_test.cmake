@@ -97,6 +97,8 @@ set(bad_cases
   "accuracy|--transa|X"
   "accuracy|--phi|1,x"
   "run|--alpha|nan"
+  "bench|--accumulator|stack"
+  "b2b|--type|int4"
 )
 foreach(case IN LISTS bad_cases)
   string(REPLACE "|" ";" args "${case}")
