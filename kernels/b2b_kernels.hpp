@@ -38,6 +38,12 @@ struct B2bArgs {
 cudaError_t launch_b2b(const B2bArgs& args, bool int8, int n0, int n1, bool shared_resident, int64_t grid_tiles,
                        int batch, cudaStream_t stream);
 
+// The Hopper kernel (kernels/b2b_sm90.cu): fp16, register residency, wgmma for both GEMMs (D0 as
+// GEMM 1's register A operand), n0 in {64, 128}, n1 in {64, 128, 256}, k0 a multiple of 64.
+// cudaErrorNotSupported when the build has no sm_90a code.
+cudaError_t launch_b2b_sm90(const B2bArgs& args, int n0, int n1, int64_t grid_tiles, int batch, cudaStream_t stream);
+bool b2b_sm90_built();
+
 // out[i] = fp16(in[i]) (round to nearest even), i < n.
 cudaError_t launch_f32_to_f16(const float* in, uint16_t* out, int64_t n, cudaStream_t stream);
 

@@ -24,7 +24,13 @@ bool is_tile_n(int64_t n) { return n == 64 || n == 128 || n == 256; }
 int elem_bytes(DataType t) { return t == DataType::S8 ? 1 : 2; }
 }  // namespace
 
-std::string can_implement(const Problem& p, Residency r) {
+std::string can_implement(const Problem& p, Residency r, KernelFamily family) {
+  if (family == KernelFamily::Sm90) {
+    if (p.type != DataType::F16) return "the Hopper b2b kernel is fp16 only";
+    if (r != Residency::Register) return "the Hopper b2b kernel is register-resident only";
+    if (p.n0 != 64 && p.n0 != 128) return "the Hopper b2b kernel needs n0 = 64 or 128";
+    if (p.k0 % 64 != 0) return "the Hopper b2b kernel needs k0 to be a multiple of 64";
+  }
   if (p.type != DataType::F16 && p.type != DataType::S8) return "unknown data type";
   if (p.m < 0 || p.k0 < 0 || p.n0 < 0 || p.n1 < 0) return "sizes must be >= 0";
   if (!is_tile_n(p.n0))
@@ -86,8 +92,17 @@ size_t workspace_size(const Problem& p, bool unfused) {
   return d0_bytes(p) + size_t(std::max<int64_t>(p.n0, 0)) * 2 * size_t(std::max(p.batch, 1));
 }
 
-cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t stream) {
-  if (!can_implement(p, r).empty()) return cudaErrorInvalidValue;
+bool sm90_kernel_available() {
+  int dev = 0, major = 0, minor = 0;
+  const bool ok = kernels::b2b_sm90_built() && cudaGetDevice(&dev) == cudaSuccess &&
+                  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+                  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess;
+  if (!ok) cudaGetLastError();
+  return ok && major == 9 && minor == 0;
+}
+
+cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t stream, KernelFamily family) {
+  if (!can_implement(p, r, family).empty()) return cudaErrorInvalidValue;
   if (!a.a0 || !a.b0 || !a.b1 || !a.d1 || (p.beta1 != 0.0f && !a.c1)) return cudaErrorInvalidValue;
   kernels::B2bArgs k{};
   k.a0 = a.a0;
@@ -110,9 +125,15 @@ cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t 
   k.stride_c1 = p.stride_c1;
   k.stride_d1 = p.stride_d1;
   const bool shared = r == Residency::Shared, s8 = p.type == DataType::S8;
+  const bool sm90 = family == KernelFamily::Sm90;
+  if (sm90 && !sm90_kernel_available()) return cudaErrorNotSupported;
+  auto launch = [&](const kernels::B2bArgs& args, int64_t tiles, int batch) {
+    return sm90 ? kernels::launch_b2b_sm90(args, int(p.n0), int(p.n1), tiles, batch, stream)
+                : kernels::launch_b2b(args, s8, int(p.n0), int(p.n1), shared, tiles, batch, stream);
+  };
   if (p.group_m.empty()) {
     const int64_t tiles = (p.m + kernels::kB2bTileM - 1) / kernels::kB2bTileM;
-    return kernels::launch_b2b(k, s8, int(p.n0), int(p.n1), shared, tiles, p.batch, stream);
+    return launch(k, tiles, p.batch);
   }
   // Grouped: a small table of row offsets and first tiles, copied to the device with the launch.
   const int groups = static_cast<int>(p.group_m.size());
@@ -137,7 +158,7 @@ cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t 
     k.group_row0 = d_table;
     k.group_m = d_table + groups;
     k.group_tile0 = d_table + 2 * groups;
-    e = kernels::launch_b2b(k, s8, int(p.n0), int(p.n1), shared, tile, 1, stream);
+    e = launch(k, tile, 1);
   }
   // The copy from the pageable table completes before cudaMemcpyAsync returns; freeing is
   // stream-ordered after the kernel.

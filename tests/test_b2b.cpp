@@ -205,7 +205,7 @@ T* to_device(const std::vector<T>& v) {
   return p;
 }
 
-enum class Path { Register, Shared, Unfused };
+enum class Path { Register, Shared, Unfused, RegisterSm90 };
 
 // Runs one path; returns D1 (rows x n1 per batch). E: uint16_t (fp16 bits) or int8_t.
 template <class E>
@@ -231,7 +231,9 @@ std::vector<E> run_gpu(const Problem& p, const DataT<E>& d, int64_t rows, Path p
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     cudaFree(ws);
   } else {
-    EXPECT_EQ(run(p, a, path == Path::Register ? Residency::Register : Residency::Shared, nullptr), cudaSuccess);
+    EXPECT_EQ(run(p, a, path == Path::Shared ? Residency::Shared : Residency::Register, nullptr,
+                  path == Path::RegisterSm90 ? KernelFamily::Sm90 : KernelFamily::Portable),
+              cudaSuccess);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   EXPECT_EQ(cudaMemcpy(out.data(), d1, out.size() * sizeof(E), cudaMemcpyDeviceToHost), cudaSuccess);
@@ -417,6 +419,61 @@ TEST_F(GpuB2b, Int8BatchedAndGrouped) {
   reference_s8(g, dg.a0.data(), dg.b0.data(), dg.bias.data(), dg.b1.data(), dg.c1.data(), wg.data());
   for (Path path : {Path::Register, Path::Shared, Path::Unfused})
     expect_equal_s8(run_gpu(g, dg, rows, path), wg, "int8 grouped path " + std::to_string(int(path)));
+}
+
+TEST(B2bLimits, HopperKernelLimits) {
+  EXPECT_EQ(can_implement(shape(81920, 576, 64, 128), Residency::Register, KernelFamily::Sm90), "");
+  EXPECT_EQ(can_implement(shape(100, 64, 128, 256), Residency::Register, KernelFamily::Sm90), "");
+  EXPECT_NE(can_implement(shape(100, 64, 256, 64), Residency::Register, KernelFamily::Sm90).find("n0"),
+            std::string::npos);
+  EXPECT_NE(can_implement(shape(100, 96, 64, 64), Residency::Register, KernelFamily::Sm90).find("k0"),
+            std::string::npos);
+  EXPECT_NE(can_implement(shape(100, 64, 64, 64), Residency::Shared, KernelFamily::Sm90), "");
+  Problem s8 = shape(100, 64, 64, 64);
+  s8.type = DataType::S8;
+  EXPECT_NE(can_implement(s8, Residency::Register, KernelFamily::Sm90).find("fp16"), std::string::npos);
+}
+
+// The Hopper wgmma kernel against the host reference (integer inputs: exact), every n0 x n1 it
+// supports, partial tiles, alpha/beta, batched and grouped.
+TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
+  if (!sm90_kernel_available()) GTEST_SKIP() << "the Hopper b2b kernel needs an sm_90a build and a Hopper GPU";
+  struct S {
+    int64_t m, k0, n0, n1;
+    float alpha0, alpha1, beta1;
+  };
+  for (S s : {S{1000, 576, 64, 128, 1, 1, 0}, S{777, 64, 128, 64, 0.5f, 1, 1}, S{129, 192, 128, 256, 1, 0.5f, 2},
+              S{64, 64, 64, 256, 1, 1, 0}, S{300, 128, 128, 128, 1, 1, 1}, S{1, 64, 64, 64, 1, 1, 0}}) {
+    Problem p = shape(s.m, s.k0, s.n0, s.n1);
+    p.alpha0 = s.alpha0;
+    p.alpha1 = s.alpha1;
+    p.beta1 = s.beta1;
+    const Data d = make_data(p, p.m, true, rng);
+    std::vector<uint16_t> want(size_t(p.m) * p.n1);
+    reference(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    expect_equal(run_gpu(p, d, p.m, Path::RegisterSm90), want,
+                 "sm90 m=" + std::to_string(s.m) + " k0=" + std::to_string(s.k0) + " n0=" + std::to_string(s.n0) +
+                     " n1=" + std::to_string(s.n1));
+  }
+  Problem b = shape(333, 64, 64, 128);
+  b.batch = 3;
+  b.stride_a0 = 333 * 64;
+  b.stride_b0 = 64 * 64;
+  b.stride_bias0 = 64;
+  b.stride_b1 = 128 * 64;
+  b.stride_c1 = b.stride_d1 = 333 * 128;
+  b.beta1 = 1.0f;
+  const Data db = make_data(b, b.m, true, rng);
+  std::vector<uint16_t> wb(size_t(3) * 333 * 128);
+  reference(b, db.a0.data(), db.b0.data(), db.bias.data(), db.b1.data(), db.c1.data(), wb.data());
+  expect_equal(run_gpu(b, db, b.m, Path::RegisterSm90), wb, "sm90 batched");
+  Problem g = shape(0, 64, 128, 64);
+  g.group_m = {100, 1, 0, 257, 64};
+  const int64_t rows = 422;
+  const Data dg = make_data(g, rows, true, rng);
+  std::vector<uint16_t> wg(size_t(rows) * 64);
+  reference(g, dg.a0.data(), dg.b0.data(), dg.bias.data(), dg.b1.data(), dg.c1.data(), wg.data());
+  expect_equal(run_gpu(g, dg, rows, Path::RegisterSm90), wg, "sm90 grouped");
 }
 
 TEST_F(GpuB2b, RejectsWhatItCannotRun) {

@@ -208,6 +208,12 @@ int cmd_b2b(const CliOptions& o) {
     }
     measure(std::string("fused, ") + b2b::residency_name(rsd), [&](int i) { return b2b::run(p, args(i), rsd, st); });
   }
+  // The Hopper wgmma kernel, where it applies (fp16, register residency, n0 <= 128).
+  if (o.residency != 2 && b2b::sm90_kernel_available() &&
+      b2b::can_implement(p, b2b::Residency::Register, b2b::KernelFamily::Sm90).empty())
+    measure("fused, register, sm90 wgmma", [&](int i) {
+      return b2b::run(p, args(i), b2b::Residency::Register, st, b2b::KernelFamily::Sm90);
+    });
   measure("unfused cuBLASLt pair", [&](int i) { return unfused.run(p, args(i), ws.p, st); });
   cudaStreamDestroy(st);
 

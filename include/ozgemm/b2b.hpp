@@ -40,6 +40,11 @@ enum class DataType { F16, S8 };
 const char* type_name(DataType t);
 enum class Residency { Register, Shared };
 const char* residency_name(Residency r);
+// Which fused kernel: Portable (mma.sync, sm_80 and newer, every type and residency) or Sm90
+// (Hopper wgmma for both GEMMs, D0 as GEMM 1's register operand: fp16, register residency,
+// n0 in {64, 128}, k0 a multiple of 64). Auto: the portable kernels (measured faster or equal,
+// docs/b2b.md).
+enum class KernelFamily { Auto, Portable, Sm90 };
 
 struct Problem {
   DataType type = DataType::F16;
@@ -71,7 +76,7 @@ struct Arguments {
 //   fp16 256 x 256 needs Shared residency; int8 fits it);
 //   m >= 0, any m (a partial last tile is masked).
 // Empty string: implementable; otherwise one line saying why not.
-std::string can_implement(const Problem& p, Residency r);
+std::string can_implement(const Problem& p, Residency r, KernelFamily family = KernelFamily::Auto);
 
 // Fused kernels: no workspace. Unfused baseline: D0 in global memory (m x n0 per batch), and for
 // int8 also the int32 GEMM outputs and cuBLASLt's scratch.
@@ -79,7 +84,11 @@ size_t workspace_size(const Problem& p, bool unfused);
 
 // Fused run on `stream`. cudaErrorInvalidValue when can_implement says no (or bad pointers),
 // cudaErrorNotSupported when the build or GPU lacks the kernels (sm_80+ needed).
-cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t stream);
+// Is KernelFamily::Sm90 usable here (a build with sm_90a code and a Hopper GPU)?
+bool sm90_kernel_available();
+// Sm90 also needs a Hopper GPU and a build with sm_90a (cudaErrorNotSupported otherwise).
+cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t stream,
+                KernelFamily family = KernelFamily::Auto);
 
 // The unfused pair, D0 written to and read back from `workspace` (workspace_size(p, true) bytes).
 // fp16: two cuBLASLt GEMMs with their RELU_BIAS / RELU epilogues. int8: two cuBLASLt int8 GEMMs
