@@ -205,7 +205,7 @@ T* to_device(const std::vector<T>& v) {
   return p;
 }
 
-enum class Path { Register, Shared, Unfused, RegisterSm90 };
+enum class Path { Register, Shared, Unfused, RegisterSm90, RegisterAuto };
 
 // Runs one path; returns D1 (rows x n1 per batch). E: uint16_t (fp16 bits) or int8_t.
 template <class E>
@@ -232,7 +232,9 @@ std::vector<E> run_gpu(const Problem& p, const DataT<E>& d, int64_t rows, Path p
     cudaFree(ws);
   } else {
     EXPECT_EQ(run(p, a, path == Path::Shared ? Residency::Shared : Residency::Register, nullptr,
-                  path == Path::RegisterSm90 ? KernelFamily::Sm90 : KernelFamily::Portable),
+                  path == Path::RegisterSm90   ? KernelFamily::Sm90
+                  : path == Path::RegisterAuto ? KernelFamily::Auto
+                                               : KernelFamily::Portable),
               cudaSuccess);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
@@ -451,9 +453,11 @@ TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
     const Data d = make_data(p, p.m, true, rng);
     std::vector<uint16_t> want(size_t(p.m) * p.n1);
     reference(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
-    expect_equal(run_gpu(p, d, p.m, Path::RegisterSm90), want,
-                 "sm90 m=" + std::to_string(s.m) + " k0=" + std::to_string(s.k0) + " n0=" + std::to_string(s.n0) +
-                     " n1=" + std::to_string(s.n1));
+    const std::string what =
+        "m=" + std::to_string(s.m) + " k0=" + std::to_string(s.k0) + " n0=" + std::to_string(s.n0) + " n1=" +
+        std::to_string(s.n1);
+    expect_equal(run_gpu(p, d, p.m, Path::RegisterSm90), want, "sm90 " + what);
+    expect_equal(run_gpu(p, d, p.m, Path::RegisterAuto), want, "auto " + what);
   }
   Problem b = shape(333, 64, 64, 128);
   b.batch = 3;

@@ -198,7 +198,7 @@ int cmd_b2b(const CliOptions& o) {
     rows.push_back(r);
   };
   for (auto rsd : res) {
-    const std::string reason = b2b::can_implement(p, rsd);
+    const std::string reason = b2b::can_implement(p, rsd, b2b::KernelFamily::Portable);
     if (!reason.empty()) {
       Row r;
       r.path = std::string("fused, ") + b2b::residency_name(rsd);
@@ -206,7 +206,8 @@ int cmd_b2b(const CliOptions& o) {
       rows.push_back(r);
       continue;
     }
-    measure(std::string("fused, ") + b2b::residency_name(rsd), [&](int i) { return b2b::run(p, args(i), rsd, st); });
+    measure(std::string("fused, ") + b2b::residency_name(rsd),
+            [&](int i) { return b2b::run(p, args(i), rsd, st, b2b::KernelFamily::Portable); });
   }
   // The Hopper wgmma kernel, where it applies (fp16, register residency, n0 <= 128).
   if (o.residency != 2 && b2b::sm90_kernel_available() &&
