@@ -125,11 +125,9 @@ cudaError_t run(const Problem& p, const Arguments& a, Residency r, cudaStream_t 
   k.stride_c1 = p.stride_c1;
   k.stride_d1 = p.stride_d1;
   const bool shared = r == Residency::Shared, s8 = p.type == DataType::S8;
-  // Auto: the Hopper kernel where it applies and was measured faster (docs/b2b.md: all measured
-  // shapes but n0 = 64 with n1 = 256, where the portable kernel's smaller register file footprint
-  // keeps two CTAs an SM).
-  if (family == KernelFamily::Auto && sm90_kernel_available() &&
-      can_implement(p, r, KernelFamily::Sm90).empty() && !(p.n0 == 64 && p.n1 == 256))
+  // Auto: the Hopper kernel wherever it applies (measured faster than the portable kernels on
+  // every shape it supports, H100, docs/b2b.md).
+  if (family == KernelFamily::Auto && sm90_kernel_available() && can_implement(p, r, KernelFamily::Sm90).empty())
     family = KernelFamily::Sm90;
   const bool sm90 = family == KernelFamily::Sm90;
   if (sm90 && !sm90_kernel_available()) return cudaErrorNotSupported;

@@ -42,8 +42,8 @@ enum class Residency { Register, Shared };
 const char* residency_name(Residency r);
 // Which fused kernel: Portable (mma.sync, sm_80 and newer, every type and residency) or Sm90
 // (Hopper wgmma for both GEMMs, D0 as GEMM 1's register operand: fp16, register residency,
-// n0 in {64, 128}, k0 a multiple of 64). Auto: Sm90 where it applies on a Hopper GPU, except
-// n0 = 64 with n1 = 256 (measured slower there, docs/b2b.md); Portable otherwise.
+// n0 in {64, 128}, k0 a multiple of 64). Auto: Sm90 where it applies on a Hopper GPU (measured
+// faster there, docs/b2b.md), Portable otherwise.
 enum class KernelFamily { Auto, Portable, Sm90 };
 
 struct Problem {
