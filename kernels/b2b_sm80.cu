@@ -20,7 +20,7 @@
 // holds D0's logical column 32t + perm(8b + 2q + e), perm = 16(b/2) + 4q + 2(b%2) + e, and the
 // four accumulator blocks 4j..4j+3 pack into the A fragment of k-block j with no shuffles
 // (the "column permutation" of B0; B1 is untouched since D0's logical order is restored).
-#include "b2b_kernels.hpp"
+#include "b2b_device.cuh"
 
 #if __has_include(<cute/arch/mma_sm80.hpp>)
 
@@ -74,11 +74,6 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
   const __half2 h = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&h);
-}
-// The documented epilogue: fmaf(alpha, acc, addend), ReLU, (rounded to fp16 by the caller).
-__device__ __forceinline__ float epilogue(float alpha, float acc, float addend, bool relu) {
-  const float v = __fmaf_rn(alpha, acc, addend);
-  return relu ? fmaxf(v, 0.0f) : v;
 }
 
 // int8 B0 row permutation (see the top of this file): the logical D0 column of accumulator
@@ -171,16 +166,8 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
   __half* sD0 = sB1 + Smem::kB1;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
 
-  // Which rows: batch (blockIdx.z) or group (searched by tile index), then the 64-row tile.
-  int64_t row0 = int64_t(blockIdx.x) * kB2bTileM, rows = p.m;
-  if (p.group_count > 0) {
-    int gi = 0;
-    while (gi + 1 < p.group_count && p.group_tile0[gi + 1] <= int64_t(blockIdx.x)) ++gi;
-    row0 = p.group_row0[gi] + (int64_t(blockIdx.x) - p.group_tile0[gi]) * kB2bTileM;
-    rows = p.group_row0[gi] + p.group_m[gi];
-  }
-  const int64_t valid = rows - row0;  // rows of this tile that exist (>= 1)
-  const int64_t z = blockIdx.z;
+  const B2bTileRows tile = b2b_tile_rows(p);
+  const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;  // (lambdas below capture them)
   const int64_t k0u = units(p.k0);
   const __half* A0 = static_cast<const __half*>(p.a0) + units(z * p.stride_a0 + row0 * p.k0);
   const __half* B0 = static_cast<const __half*>(p.b0) + units(z * p.stride_b0);
@@ -226,10 +213,10 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
       for (int h = 0; h < 2; ++h) {
         const int nb = 2 * j + h, col = nb * 8 + 2 * q;
         const float b0v = bias ? bias[col] : 0.0f, b1v = bias ? bias[col + 1] : 0.0f;
-        d0[j][2 * h + 0] = pack_half2(epilogue(p.alpha0, acc0[nb][0], b0v, p.relu0),
-                                      epilogue(p.alpha0, acc0[nb][1], b1v, p.relu0));  // row g
-        d0[j][2 * h + 1] = pack_half2(epilogue(p.alpha0, acc0[nb][2], b0v, p.relu0),
-                                      epilogue(p.alpha0, acc0[nb][3], b1v, p.relu0));  // row g + 8
+        d0[j][2 * h + 0] = pack_half2(b2b_epilogue(p.alpha0, acc0[nb][0], b0v, p.relu0),
+                                      b2b_epilogue(p.alpha0, acc0[nb][1], b1v, p.relu0));  // row g
+        d0[j][2 * h + 1] = pack_half2(b2b_epilogue(p.alpha0, acc0[nb][2], b0v, p.relu0),
+                                      b2b_epilogue(p.alpha0, acc0[nb][3], b1v, p.relu0));  // row g + 8
       }
     }
   } else {
@@ -248,8 +235,8 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
           for (int e = 0; e < 2; ++e) {
             const int col = s8_d0_column(nb * 8 + 2 * q + e);
             const float bv = bias ? bias[col] : 0.0f;
-            lo[2 * bb + e] = to_s8(epilogue(p.alpha0, float(acc0[nb][e]), bv, p.relu0));
-            hi[2 * bb + e] = to_s8(epilogue(p.alpha0, float(acc0[nb][2 + e]), bv, p.relu0));
+            lo[2 * bb + e] = to_s8(b2b_epilogue(p.alpha0, float(acc0[nb][e]), bv, p.relu0));
+            hi[2 * bb + e] = to_s8(b2b_epilogue(p.alpha0, float(acc0[nb][2 + e]), bv, p.relu0));
           }
         }
         d0[j][2 * h + 0] = pack_s8x4(lo[0], lo[1], lo[2], lo[3]);
@@ -317,8 +304,8 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
           c1 = __fmul_rn(p.beta1, __half2float(C1[off + 1]));
         }
         *reinterpret_cast<uint32_t*>(static_cast<__half*>(p.d1) + z * p.stride_d1 + off) =
-            pack_half2(epilogue(p.alpha1, acc1[nb][2 * h], c0, p.relu1),
-                       epilogue(p.alpha1, acc1[nb][2 * h + 1], c1, p.relu1));
+            pack_half2(b2b_epilogue(p.alpha1, acc1[nb][2 * h], c0, p.relu1),
+                       b2b_epilogue(p.alpha1, acc1[nb][2 * h + 1], c1, p.relu1));
       } else {
         const int8_t* C1 = static_cast<const int8_t*>(p.c1) + z * p.stride_c1;
         float c0 = 0.0f, c1 = 0.0f;
@@ -326,8 +313,8 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
           c0 = __fmul_rn(p.beta1, float(C1[off]));
           c1 = __fmul_rn(p.beta1, float(C1[off + 1]));
         }
-        const uint32_t v = to_s8(epilogue(p.alpha1, float(acc1[nb][2 * h]), c0, p.relu1)) |
-                           (to_s8(epilogue(p.alpha1, float(acc1[nb][2 * h + 1]), c1, p.relu1)) << 8);
+        const uint32_t v = to_s8(b2b_epilogue(p.alpha1, float(acc1[nb][2 * h]), c0, p.relu1)) |
+                           (to_s8(b2b_epilogue(p.alpha1, float(acc1[nb][2 * h + 1]), c1, p.relu1)) << 8);
         *reinterpret_cast<uint16_t*>(static_cast<int8_t*>(p.d1) + z * p.stride_d1 + off) = static_cast<uint16_t>(v);
       }
     }
@@ -391,7 +378,7 @@ __global__ void requant_s8_kernel(const int32_t* acc, int64_t count, int64_t n, 
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // = r * n + c, and acc(c, r) = acc[i]
   if (i >= count) return;
   const float addend = bias ? bias[i % n] : (beta != 0.0f ? __fmul_rn(beta, float(c_in[i])) : 0.0f);
-  out[i] = static_cast<int8_t>(to_s8(epilogue(alpha, float(acc[i]), addend, relu)));
+  out[i] = static_cast<int8_t>(to_s8(b2b_epilogue(alpha, float(acc[i]), addend, relu)));
 }
 }  // namespace
 

@@ -10,7 +10,7 @@
 // k-block, so k-block j's fragment is the accumulator's blocks 2j, 2j+1 in the same order and
 // the fp16 copy of the accumulator *is* GEMM 1's A operand, reinterpreted.
 // Same numerics as kernels/b2b_sm80.cu (fmaf epilogue, ReLU, round to fp16).
-#include "b2b_kernels.hpp"
+#include "b2b_device.cuh"
 
 #if defined(OZGEMM_BUILD_SM90_FUSED)
 
@@ -53,11 +53,6 @@ struct B2bSm90Config {
   };
 };
 
-__device__ __forceinline__ float epilogue_sm90(float alpha, float acc, float addend, bool relu) {
-  const float v = __fmaf_rn(alpha, acc, addend);
-  return relu ? fmaxf(v, 0.0f) : v;
-}
-
 template <int N0, int N1>
 __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -68,16 +63,8 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p) {
   Tensor sB0 = make_tensor(make_smem_ptr(ss.b0), typename Cfg::SmemB0{});  // (n0, 64, stages)
   Tensor sB1 = make_tensor(make_smem_ptr(ss.b1), typename Cfg::SmemB1{});  // (n1, n0)
 
-  // Which rows: batch (blockIdx.z) or group (searched by tile index), then the 128-row tile.
-  int64_t row0 = int64_t(blockIdx.x) * kM, rows = p.m;
-  if (p.group_count > 0) {
-    int gi = 0;
-    while (gi + 1 < p.group_count && p.group_tile0[gi + 1] <= int64_t(blockIdx.x)) ++gi;
-    row0 = p.group_row0[gi] + (int64_t(blockIdx.x) - p.group_tile0[gi]) * kM;
-    rows = p.group_row0[gi] + p.group_m[gi];
-  }
-  const int64_t valid = rows - row0;  // rows of this tile that exist (>= 1)
-  const int64_t z = blockIdx.z;
+  const B2bTileRows tile = b2b_tile_rows(p);
+  const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;  // (lambdas below capture them)
   const int64_t k0 = p.k0;
   const half_t* A0 = static_cast<const half_t*>(p.a0) + z * p.stride_a0 + row0 * k0;
   const half_t* B0 = static_cast<const half_t*>(p.b0) + z * p.stride_b0;
@@ -145,7 +132,7 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p) {
   CUTE_UNROLL
   for (int i = 0; i < size(acc0); ++i) {
     const int col = get<1>(cC0(i));
-    rP(i) = half_t(__float2half_rn(epilogue_sm90(p.alpha0, acc0(i), bias ? bias[col] : 0.0f, p.relu0)));
+    rP(i) = half_t(__float2half_rn(b2b_epilogue(p.alpha0, acc0(i), bias ? bias[col] : 0.0f, p.relu0)));
   }
   typename Cfg::Mma1 mma1;
   auto thr1 = mma1.get_slice(threadIdx.x);
@@ -183,8 +170,8 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p) {
       c1 = __fmul_rn(p.beta1, __high2float(cc));
     }
     *reinterpret_cast<__half2*>(D1 + off) = __halves2half2(
-        __float2half_rn(epilogue_sm90(p.alpha1, acc1(i), c0, p.relu1)),
-        __float2half_rn(epilogue_sm90(p.alpha1, acc1(i + 1), c1, p.relu1)));
+        __float2half_rn(b2b_epilogue(p.alpha1, acc1(i), c0, p.relu1)),
+        __float2half_rn(b2b_epilogue(p.alpha1, acc1(i + 1), c1, p.relu1)));
   }
 #endif
 }

@@ -393,85 +393,82 @@ float half_to_float(uint16_t h) {
   return f;
 }
 
-namespace {
-float epilogue(float alpha, float acc, float addend, bool relu) {
-  const float v = std::fmaf(alpha, acc, addend);
-  return relu ? std::max(v, 0.0f) : v;
-}
-
-void reference_one(const Problem& p, int64_t m, const uint16_t* a0, const uint16_t* b0, const float* bias0,
-                   const uint16_t* b1, const uint16_t* c1, uint16_t* d1) {
-  std::vector<uint16_t> d0(size_t(p.n0));
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < p.n0; ++j) {
-      float acc = 0.0f;
-      for (int64_t l = 0; l < p.k0; ++l) acc += half_to_float(a0[i * p.k0 + l]) * half_to_float(b0[j * p.k0 + l]);
-      d0[j] = float_to_half(epilogue(p.alpha0, acc, bias0 ? bias0[j] : 0.0f, p.relu0));
-    }
-    for (int64_t j = 0; j < p.n1; ++j) {
-      float acc = 0.0f;
-      for (int64_t l = 0; l < p.n0; ++l) acc += half_to_float(d0[l]) * half_to_float(b1[j * p.n0 + l]);
-      const float c = p.beta1 != 0.0f ? p.beta1 * half_to_float(c1[i * p.n1 + j]) : 0.0f;
-      d1[i * p.n1 + j] = float_to_half(epilogue(p.alpha1, acc, c, p.relu1));
-    }
-  }
-}
-}  // namespace
-
 int8_t saturate_s8(float v) {
   const float r = std::nearbyint(v);  // the default rounding mode: to nearest even
   return static_cast<int8_t>(r < -128.0f ? -128 : (r > 127.0f ? 127 : static_cast<int>(r)));
 }
 
 namespace {
-void reference_one_s8(const Problem& p, int64_t m, const int8_t* a0, const int8_t* b0, const float* bias0,
-                      const int8_t* b1, const int8_t* c1, int8_t* d1) {
-  std::vector<int8_t> d0(size_t(p.n0));
+float epilogue(float alpha, float acc, float addend, bool relu) {
+  const float v = std::fmaf(alpha, acc, addend);
+  return relu ? std::max(v, 0.0f) : v;
+}
+
+// The element types of the host reference: E as stored, Acc the GEMMs' accumulator (fp32 for
+// fp16, exact int32 for int8), value() an element as an accumulator operand, to_float() an
+// element of C1, out() the rounding of an epilogue result to E.
+struct HostF16 {
+  using E = uint16_t;
+  using Acc = float;
+  static Acc value(E x) { return half_to_float(x); }
+  static float to_float(E x) { return half_to_float(x); }
+  static E out(float v) { return float_to_half(v); }
+};
+struct HostS8 {
+  using E = int8_t;
+  using Acc = int32_t;
+  static Acc value(E x) { return x; }
+  static float to_float(E x) { return static_cast<float>(x); }
+  static E out(float v) { return saturate_s8(v); }
+};
+
+// One problem of m rows, row by row: D0's row in the output type, then D1's row.
+template <class T>
+void reference_rows(const Problem& p, int64_t m, const typename T::E* a0, const typename T::E* b0, const float* bias0,
+                    const typename T::E* b1, const typename T::E* c1, typename T::E* d1) {
+  std::vector<typename T::E> d0(size_t(p.n0));
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < p.n0; ++j) {
-      int32_t acc = 0;
-      for (int64_t l = 0; l < p.k0; ++l) acc += int32_t(a0[i * p.k0 + l]) * int32_t(b0[j * p.k0 + l]);
-      d0[j] = saturate_s8(epilogue(p.alpha0, static_cast<float>(acc), bias0 ? bias0[j] : 0.0f, p.relu0));
+      typename T::Acc acc = 0;
+      for (int64_t l = 0; l < p.k0; ++l) acc += T::value(a0[i * p.k0 + l]) * T::value(b0[j * p.k0 + l]);
+      d0[j] = T::out(epilogue(p.alpha0, static_cast<float>(acc), bias0 ? bias0[j] : 0.0f, p.relu0));
     }
     for (int64_t j = 0; j < p.n1; ++j) {
-      int32_t acc = 0;
-      for (int64_t l = 0; l < p.n0; ++l) acc += int32_t(d0[l]) * int32_t(b1[j * p.n0 + l]);
-      const float c = p.beta1 != 0.0f ? p.beta1 * static_cast<float>(c1[i * p.n1 + j]) : 0.0f;
-      d1[i * p.n1 + j] = saturate_s8(epilogue(p.alpha1, static_cast<float>(acc), c, p.relu1));
+      typename T::Acc acc = 0;
+      for (int64_t l = 0; l < p.n0; ++l) acc += T::value(d0[l]) * T::value(b1[j * p.n0 + l]);
+      const float c = p.beta1 != 0.0f ? p.beta1 * T::to_float(c1[i * p.n1 + j]) : 0.0f;
+      d1[i * p.n1 + j] = T::out(epilogue(p.alpha1, static_cast<float>(acc), c, p.relu1));
     }
+  }
+}
+
+// Every batch (strided) or group (stacked rows, shared B0, bias0, B1).
+template <class T>
+void reference_all(const Problem& p, const typename T::E* a0, const typename T::E* b0, const float* bias0,
+                   const typename T::E* b1, const typename T::E* c1, typename T::E* d1) {
+  if (p.group_m.empty()) {
+    for (int z = 0; z < p.batch; ++z)
+      reference_rows<T>(p, p.m, a0 + z * p.stride_a0, b0 + z * p.stride_b0,
+                        bias0 ? bias0 + z * p.stride_bias0 : nullptr, b1 + z * p.stride_b1,
+                        c1 ? c1 + z * p.stride_c1 : nullptr, d1 + z * p.stride_d1);
+    return;
+  }
+  int64_t row = 0;
+  for (int64_t gm : p.group_m) {
+    reference_rows<T>(p, gm, a0 + row * p.k0, b0, bias0, b1, c1 ? c1 + row * p.n1 : nullptr, d1 + row * p.n1);
+    row += gm;
   }
 }
 }  // namespace
 
 void reference_s8(const Problem& p, const int8_t* a0, const int8_t* b0, const float* bias0, const int8_t* b1,
                   const int8_t* c1, int8_t* d1) {
-  if (p.group_m.empty()) {
-    for (int z = 0; z < p.batch; ++z)
-      reference_one_s8(p, p.m, a0 + z * p.stride_a0, b0 + z * p.stride_b0,
-                       bias0 ? bias0 + z * p.stride_bias0 : nullptr, b1 + z * p.stride_b1,
-                       c1 ? c1 + z * p.stride_c1 : nullptr, d1 + z * p.stride_d1);
-    return;
-  }
-  int64_t row = 0;
-  for (int64_t gm : p.group_m) {
-    reference_one_s8(p, gm, a0 + row * p.k0, b0, bias0, b1, c1 ? c1 + row * p.n1 : nullptr, d1 + row * p.n1);
-    row += gm;
-  }
+  reference_all<HostS8>(p, a0, b0, bias0, b1, c1, d1);
 }
 
 void reference(const Problem& p, const uint16_t* a0, const uint16_t* b0, const float* bias0, const uint16_t* b1,
                const uint16_t* c1, uint16_t* d1) {
-  if (p.group_m.empty()) {
-    for (int z = 0; z < p.batch; ++z)
-      reference_one(p, p.m, a0 + z * p.stride_a0, b0 + z * p.stride_b0, bias0 ? bias0 + z * p.stride_bias0 : nullptr,
-                    b1 + z * p.stride_b1, c1 ? c1 + z * p.stride_c1 : nullptr, d1 + z * p.stride_d1);
-    return;
-  }
-  int64_t row = 0;
-  for (int64_t gm : p.group_m) {
-    reference_one(p, gm, a0 + row * p.k0, b0, bias0, b1, c1 ? c1 + row * p.n1 : nullptr, d1 + row * p.n1);
-    row += gm;
-  }
+  reference_all<HostF16>(p, a0, b0, bias0, b1, c1, d1);
 }
 
 }  // namespace b2b

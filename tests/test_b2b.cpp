@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,6 +25,34 @@ Problem shape(int64_t m, int64_t k0, int64_t n0, int64_t n1) {
   p.n0 = n0;
   p.n1 = n1;
   return p;
+}
+
+// Three batches, each operand densely strided, beta1 = 1.
+Problem batched_shape(int64_t m, int64_t k0, int64_t n0, int64_t n1) {
+  Problem p = shape(m, k0, n0, n1);
+  p.batch = 3;
+  p.stride_a0 = m * k0;
+  p.stride_b0 = n0 * k0;
+  p.stride_bias0 = n0;
+  p.stride_b1 = n1 * n0;
+  p.stride_c1 = p.stride_d1 = m * n1;
+  p.beta1 = 1.0f;
+  return p;
+}
+
+// Five groups stacked by rows, an empty and a one-row group among them.
+Problem grouped_shape(int64_t k0, int64_t n0, int64_t n1) {
+  Problem p = shape(0, k0, n0, n1);
+  p.group_m = {100, 1, 0, 257, 64};
+  return p;
+}
+
+// Rows of A0, C1 and D1 per batch, or of all groups.
+int64_t total_rows(const Problem& p) {
+  if (p.group_m.empty()) return p.m;
+  int64_t rows = 0;
+  for (int64_t gm : p.group_m) rows += gm;
+  return rows;
 }
 
 TEST(B2bLimits, CanImplementExplainsEveryLimit) {
@@ -285,29 +314,18 @@ TEST_F(GpuB2b, IntegerInputsExactForBothResidenciesAndTheUnfusedPair) {
   }
 }
 
-TEST_F(GpuB2b, BatchedAndGrouped) {
-  Problem p = shape(333, 64, 64, 128);
-  p.batch = 3;
-  p.stride_a0 = 333 * 64;
-  p.stride_b0 = 64 * 64;
-  p.stride_bias0 = 64;
-  p.stride_b1 = 128 * 64;
-  p.stride_c1 = p.stride_d1 = 333 * 128;
-  p.beta1 = 1.0f;
-  Data d = make_data(p, p.m, true, rng);
-  std::vector<uint16_t> want(size_t(3) * 333 * 128);
+// fp16 integer inputs through `paths`, each equal to the host reference.
+void check_f16_paths(const Problem& p, std::initializer_list<Path> paths, const std::string& what, std::mt19937& rng) {
+  const int64_t rows = total_rows(p);
+  const Data d = make_data(p, rows, true, rng);
+  std::vector<uint16_t> want(size_t(p.group_m.empty() ? p.batch : 1) * rows * p.n1);
   reference(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
-  for (Path path : {Path::Register, Path::Shared, Path::Unfused})
-    expect_equal(run_gpu(p, d, p.m, path), want, "batched path " + std::to_string(int(path)));
+  for (Path path : paths) expect_equal(run_gpu(p, d, rows, path), want, what + " path " + std::to_string(int(path)));
+}
 
-  Problem g = shape(0, 64, 128, 64);
-  g.group_m = {100, 1, 0, 257, 64};
-  const int64_t rows = 422;
-  Data dg = make_data(g, rows, true, rng);
-  std::vector<uint16_t> wg(size_t(rows) * 64);
-  reference(g, dg.a0.data(), dg.b0.data(), dg.bias.data(), dg.b1.data(), dg.c1.data(), wg.data());
-  for (Path path : {Path::Register, Path::Shared, Path::Unfused})
-    expect_equal(run_gpu(g, dg, rows, path), wg, "grouped path " + std::to_string(int(path)));
+TEST_F(GpuB2b, BatchedAndGrouped) {
+  check_f16_paths(batched_shape(333, 64, 64, 128), {Path::Register, Path::Shared, Path::Unfused}, "batched", rng);
+  check_f16_paths(grouped_shape(64, 128, 64), {Path::Register, Path::Shared, Path::Unfused}, "grouped", rng);
 }
 
 TEST_F(GpuB2b, RealInputsWithinTolerance) {
@@ -391,36 +409,21 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
 }
 
 TEST_F(GpuB2b, Int8BatchedAndGrouped) {
-  Problem p = shape(333, 128, 64, 128);
-  p.type = DataType::S8;
-  p.alpha0 = 1.0f / 256;
-  p.alpha1 = 1.0f / 256;
-  p.batch = 3;
-  p.stride_a0 = 333 * 128;
-  p.stride_b0 = 64 * 128;
-  p.stride_bias0 = 64;
-  p.stride_b1 = 128 * 64;
-  p.stride_c1 = p.stride_d1 = 333 * 128;
-  p.beta1 = 1.0f;
-  p.relu1 = false;
-  const DataT<int8_t> d = make_data_s8(p, p.m, rng);
-  std::vector<int8_t> want(size_t(3) * 333 * 128);
-  reference_s8(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
-  for (Path path : {Path::Register, Path::Shared, Path::Unfused})
-    expect_equal_s8(run_gpu(p, d, p.m, path), want, "int8 batched path " + std::to_string(int(path)));
-
-  Problem g = shape(0, 64, 128, 64);
-  g.type = DataType::S8;
-  g.alpha0 = 1.0f / 128;
-  g.alpha1 = 1.0f / 512;
-  g.relu1 = false;
-  g.group_m = {100, 1, 0, 257, 64};
-  const int64_t rows = 422;
-  const DataT<int8_t> dg = make_data_s8(g, rows, rng);
-  std::vector<int8_t> wg(size_t(rows) * 64);
-  reference_s8(g, dg.a0.data(), dg.b0.data(), dg.bias.data(), dg.b1.data(), dg.c1.data(), wg.data());
-  for (Path path : {Path::Register, Path::Shared, Path::Unfused})
-    expect_equal_s8(run_gpu(g, dg, rows, path), wg, "int8 grouped path " + std::to_string(int(path)));
+  Problem b = batched_shape(333, 128, 64, 128);
+  Problem g = grouped_shape(64, 128, 64);
+  b.alpha0 = 1.0f / 256, b.alpha1 = 1.0f / 256;
+  g.alpha0 = 1.0f / 128, g.alpha1 = 1.0f / 512;
+  for (Problem* p : {&b, &g}) {
+    p->type = DataType::S8;
+    p->relu1 = false;
+    const int64_t rows = total_rows(*p);
+    const DataT<int8_t> d = make_data_s8(*p, rows, rng);
+    std::vector<int8_t> want(size_t(p->batch) * rows * p->n1);
+    reference_s8(*p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    const std::string what = p->group_m.empty() ? "int8 batched" : "int8 grouped";
+    for (Path path : {Path::Register, Path::Shared, Path::Unfused})
+      expect_equal_s8(run_gpu(*p, d, rows, path), want, what + " path " + std::to_string(int(path)));
+  }
 }
 
 TEST(B2bLimits, HopperKernelLimits) {
@@ -459,25 +462,8 @@ TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
     expect_equal(run_gpu(p, d, p.m, Path::RegisterSm90), want, "sm90 " + what);
     expect_equal(run_gpu(p, d, p.m, Path::RegisterAuto), want, "auto " + what);
   }
-  Problem b = shape(333, 64, 64, 128);
-  b.batch = 3;
-  b.stride_a0 = 333 * 64;
-  b.stride_b0 = 64 * 64;
-  b.stride_bias0 = 64;
-  b.stride_b1 = 128 * 64;
-  b.stride_c1 = b.stride_d1 = 333 * 128;
-  b.beta1 = 1.0f;
-  const Data db = make_data(b, b.m, true, rng);
-  std::vector<uint16_t> wb(size_t(3) * 333 * 128);
-  reference(b, db.a0.data(), db.b0.data(), db.bias.data(), db.b1.data(), db.c1.data(), wb.data());
-  expect_equal(run_gpu(b, db, b.m, Path::RegisterSm90), wb, "sm90 batched");
-  Problem g = shape(0, 64, 128, 64);
-  g.group_m = {100, 1, 0, 257, 64};
-  const int64_t rows = 422;
-  const Data dg = make_data(g, rows, true, rng);
-  std::vector<uint16_t> wg(size_t(rows) * 64);
-  reference(g, dg.a0.data(), dg.b0.data(), dg.bias.data(), dg.b1.data(), dg.c1.data(), wg.data());
-  expect_equal(run_gpu(g, dg, rows, Path::RegisterSm90), wg, "sm90 grouped");
+  check_f16_paths(batched_shape(333, 64, 64, 128), {Path::RegisterSm90}, "sm90 batched", rng);
+  check_f16_paths(grouped_shape(64, 128, 64), {Path::RegisterSm90}, "sm90 grouped", rng);
 }
 
 TEST_F(GpuB2b, RejectsWhatItCannotRun) {

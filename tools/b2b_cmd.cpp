@@ -14,6 +14,7 @@
 
 #include "cli.hpp"
 #include "cuda_check.hpp"
+#include "event_timer.hpp"
 #include "ozgemm/b2b.hpp"
 #include "ozgemm/ozgemm.hpp"
 
@@ -177,23 +178,8 @@ int cmd_b2b(const CliOptions& o) {
         const double w = value(want, wi), x = value(got, gi);
         r.worst = std::max(r.worst, std::isfinite(x) ? std::fabs(x - w) / (1.0 + std::fabs(w)) : INFINITY);
       }
-    cudaEvent_t e0, e1;
-    OZ_TOOL_CUDA(cudaEventCreate(&e0));
-    OZ_TOOL_CUDA(cudaEventCreate(&e1));
     const int iters = o.iters > 0 ? o.iters : 50;
-    std::vector<double> ms;
-    for (int it = 0; it < 3 + iters; ++it) {
-      OZ_TOOL_CUDA(cudaEventRecord(e0, st));
-      OZ_TOOL_CUDA(launch(it % sets));
-      OZ_TOOL_CUDA(cudaEventRecord(e1, st));
-      OZ_TOOL_CUDA(cudaEventSynchronize(e1));
-      float t = 0;
-      OZ_TOOL_CUDA(cudaEventElapsedTime(&t, e0, e1));
-      if (it >= 3) ms.push_back(t);
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    r.ms = median_of(ms);
+    r.ms = median_of(event_times(st, 3, iters, [&](int it) { OZ_TOOL_CUDA(launch(it % sets)); }));
     r.ran = true;
     rows.push_back(r);
   };

@@ -21,6 +21,7 @@
 
 #include "cli.hpp"
 #include "cuda_check.hpp"
+#include "event_timer.hpp"
 #include "int8_gemm_cublaslt.hpp"  // the library's INT8 GEMM, for the rate probe
 #include "ozgemm/ozgemm.hpp"
 #include "ozgemm/perf_model.hpp"
@@ -109,25 +110,14 @@ Sets make_sets(const HostProblem& p, int l2_bytes) {
 template <class Gemm>
 std::vector<double> time_runs(const HostProblem& p, Sets& sets, cudaStream_t stream, int warmup, int iters,
                               Gemm gemm) {
-  cudaEvent_t e0, e1;
-  OZ_TOOL_CUDA(cudaEventCreate(&e0));
-  OZ_TOOL_CUDA(cudaEventCreate(&e1));
-  std::vector<double> out;
-  for (int it = 0; it < warmup + iters; ++it) {
-    const int set = it % sets.count;
-    if (p.beta != 0.0)
-      OZ_TOOL_CUDA(cudaMemcpyAsync(sets.C[set]->p, p.C0.data(), p.C0.size() * 8, cudaMemcpyHostToDevice, stream));
-    OZ_TOOL_CUDA(cudaEventRecord(e0, stream));
-    gemm(set);
-    OZ_TOOL_CUDA(cudaEventRecord(e1, stream));
-    OZ_TOOL_CUDA(cudaEventSynchronize(e1));
-    float ms = 0;
-    OZ_TOOL_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    if (it >= warmup) out.push_back(ms);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return out;
+  return event_times(
+      stream, warmup, iters,
+      [&](int it) {
+        if (p.beta != 0.0)
+          OZ_TOOL_CUDA(cudaMemcpyAsync(sets.C[it % sets.count]->p, p.C0.data(), p.C0.size() * 8,
+                                       cudaMemcpyHostToDevice, stream));
+      },
+      [&](int it) { gemm(it % sets.count); });
 }
 
 // Device-to-device copy rate, bytes read + written per second / 1e9 (median of 5 copies of 1 GiB).
@@ -137,21 +127,9 @@ double probe_copy_gbs(cudaStream_t stream) {
   OZ_TOOL_CUDA(cudaMalloc(&src, bytes));
   OZ_TOOL_CUDA(cudaMalloc(&dst, bytes));
   OZ_TOOL_CUDA(cudaMemsetAsync(src, 0x3c, bytes, stream));
-  cudaEvent_t e0, e1;
-  OZ_TOOL_CUDA(cudaEventCreate(&e0));
-  OZ_TOOL_CUDA(cudaEventCreate(&e1));
-  std::vector<double> ms;
-  for (int i = 0; i < 6; ++i) {
-    OZ_TOOL_CUDA(cudaEventRecord(e0, stream));
+  const std::vector<double> ms = event_times(stream, 1, 5, [&](int) {
     OZ_TOOL_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
-    OZ_TOOL_CUDA(cudaEventRecord(e1, stream));
-    OZ_TOOL_CUDA(cudaEventSynchronize(e1));
-    float t = 0;
-    OZ_TOOL_CUDA(cudaEventElapsedTime(&t, e0, e1));
-    if (i > 0) ms.push_back(t);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  });
   cudaFree(src);
   cudaFree(dst);
   return 2.0 * double(bytes) / (median(ms) * 1e6);
@@ -174,22 +152,10 @@ double probe_int8_tops(cudaStream_t stream) {
   OZ_TOOL_CUDA(cudaMemsetAsync(b, 0x07, size_t(n) * n, stream));
   Int8GemmLt lt;
   if (lt.init() != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cuBLASLt init failed (INT8 rate probe)");
-  cudaEvent_t e0, e1;
-  OZ_TOOL_CUDA(cudaEventCreate(&e0));
-  OZ_TOOL_CUDA(cudaEventCreate(&e1));
-  std::vector<double> ms;
-  for (int i = 0; i < 13; ++i) {
-    OZ_TOOL_CUDA(cudaEventRecord(e0, stream));
+  const std::vector<double> ms = event_times(stream, 3, 10, [&](int) {
     if (lt.run(n, n, n, a, n, b, n, c, n, ws, ws_bytes, stream, /*autotune=*/true) != CUBLAS_STATUS_SUCCESS)
       throw std::runtime_error("INT8 GEMM failed (rate probe)");
-    OZ_TOOL_CUDA(cudaEventRecord(e1, stream));
-    OZ_TOOL_CUDA(cudaEventSynchronize(e1));
-    float t = 0;
-    OZ_TOOL_CUDA(cudaEventElapsedTime(&t, e0, e1));
-    if (i >= 3) ms.push_back(t);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  });
   cudaFree(a);
   cudaFree(b);
   cudaFree(c);
