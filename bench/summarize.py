@@ -59,7 +59,7 @@ def table(rows):
 
 
 def tuning(rows):
-    """The fastest option per (shape, slices): the table kHopperRules in src/planner.cpp is read
+    """The fastest option per (shape, slices): the table kHopperRules in src/plan/auto_rules.cpp is read
     off this (native DGEMM measured in every run; the mean of its runs is used)."""
     out = ["| shape | slices | fastest | TFLOPS | best emulated | TFLOPS | native TFLOPS |", "|---|---|---|---|---|---|---|"]
     keys = sorted({(shape(r), r["slices"]) for r in rows}, key=lambda x: (x[0][0] * x[0][1] * x[0][2], x[1]))

@@ -7,6 +7,7 @@
 #   OZGEMM_CMAKE_ARGS   extra configure arguments, e.g. "-DOZGEMM_ENABLE_CUDA=OFF"
 #                       or "-DOZGEMM_CUDA_ARCHITECTURES=90a" (they come last, so they win)
 #   OZGEMM_JOBS         parallel build jobs (default: nproc)
+#   OZGEMM_CONFIGURE_ONLY=1   set up and configure, build nothing (scripts/test.sh builds in steps)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,4 +30,5 @@ fi
 read -r -a extra <<< "${OZGEMM_CMAKE_ARGS:-}"
 
 cmake -S . -B "$BUILD_DIR" "${args[@]}" "${extra[@]}"
+[ "${OZGEMM_CONFIGURE_ONLY:-0}" = 1 ] && exit 0
 cmake --build "$BUILD_DIR" -j "${OZGEMM_JOBS:-$(nproc)}" "$@"

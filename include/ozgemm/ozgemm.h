@@ -10,7 +10,7 @@
  * Inf/NaN in A or B reach exactly the entries of C that native DGEMM would make
  * non-finite (docs/numerics.md says how the sign of an Inf is decided).
  *
- * Usable from C and C++. Link with the `ozgemm` library.
+ * Usable from C and C++. Link with the `ozgemm` library (CMake: ozgemm::ozgemm; pkg-config: ozgemm).
  */
 #ifndef OZGEMM_OZGEMM_H
 #define OZGEMM_OZGEMM_H
@@ -19,6 +19,9 @@
 
 #include <cublas_api.h>        /* cublasOperation_t */
 #include <cuda_runtime_api.h> /* cudaStream_t */
+
+#include "ozgemm/config.h"    /* OZGEMM_DEFAULT_SLICES, OZGEMM_MAX_SLICES, version */
+#include "ozgemm/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,49 +64,45 @@ typedef enum {
 
 typedef struct ozgemmContext* ozgemmHandle_t;
 
-/* Default slice count (ozgemmSetSlices(h, 0)). docs/numerics.md has the errors measured per
- * slice count: with 8 slices the componentwise error was at or below native FP64's for inputs
- * with phi <= 0.5 (host reference at 512^3, GPU at 8192^3 on sampled entries); 7 slices were
- * within 1.3x of plain FP64 there; wide exponent ranges (phi >= 2) need 9 or more. */
-#define OZGEMM_DEFAULT_SLICES 8
-#define OZGEMM_MAX_SLICES 20
+/* OZGEMM_DEFAULT_SLICES (ozgemmSetSlices(h, 0)) and OZGEMM_MAX_SLICES: ozgemm/config.h.
+ * docs/numerics.md has the errors measured per slice count. */
 
-ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle);
-ozgemmStatus_t ozgemmDestroy(ozgemmHandle_t handle);
-ozgemmStatus_t ozgemmSetStream(ozgemmHandle_t handle, cudaStream_t stream);
-ozgemmStatus_t ozgemmGetStream(ozgemmHandle_t handle, cudaStream_t* stream);
+OZGEMM_API ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle);
+OZGEMM_API ozgemmStatus_t ozgemmDestroy(ozgemmHandle_t handle);
+OZGEMM_API ozgemmStatus_t ozgemmSetStream(ozgemmHandle_t handle, cudaStream_t stream);
+OZGEMM_API ozgemmStatus_t ozgemmGetStream(ozgemmHandle_t handle, cudaStream_t* stream);
 /* slices in 1..OZGEMM_MAX_SLICES, or 0 for the library default. */
-ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t handle, int slices);
-ozgemmStatus_t ozgemmGetSlices(ozgemmHandle_t handle, int* slices);
-ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t handle, ozgemmVariant_t variant);
-ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t handle, ozgemmVariant_t* variant);
+OZGEMM_API ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t handle, int slices);
+OZGEMM_API ozgemmStatus_t ozgemmGetSlices(ozgemmHandle_t handle, int* slices);
+OZGEMM_API ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t handle, ozgemmVariant_t variant);
+OZGEMM_API ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t handle, ozgemmVariant_t* variant);
 /* Kernel family of the fused variants; NOT_SUPPORTED when the GPU or build lacks it. */
-ozgemmStatus_t ozgemmSetKernelFamily(ozgemmHandle_t handle, ozgemmKernelFamily_t family);
+OZGEMM_API ozgemmStatus_t ozgemmSetKernelFamily(ozgemmHandle_t handle, ozgemmKernelFamily_t family);
 /* Accumulator of the fully fused variant. Results are bitwise identical either way. */
-ozgemmStatus_t ozgemmSetFusedAccumulator(ozgemmHandle_t handle, ozgemmFusedAccumulator_t accumulator);
+OZGEMM_API ozgemmStatus_t ozgemmSetFusedAccumulator(ozgemmHandle_t handle, ozgemmFusedAccumulator_t accumulator);
 
 /* Bytes of device workspace ozgemmDgemm needs for this problem with the handle's settings. */
-ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+OZGEMM_API ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                       int m, int n, int k, size_t* bytes);
 /* The variant ozgemmDgemm runs for this problem with the handle's settings: AUTO resolved, and
  * UNFUSED where a fused variant was requested but the problem is past the fused kernels'
- * limits (see src/planner.hpp). */
-ozgemmStatus_t ozgemmGetPlannedVariant(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+ * limits (the planner, src/plan/planner.hpp). */
+OZGEMM_API ozgemmStatus_t ozgemmGetPlannedVariant(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                        int m, int n, int k, ozgemmVariant_t* variant);
 /* User workspace (device memory, 256-byte aligned). ptr == NULL returns to handle-owned,
  * growing workspace. The user keeps ownership and must keep it alive while calls run. */
-ozgemmStatus_t ozgemmSetWorkspace(ozgemmHandle_t handle, void* ptr, size_t bytes);
+OZGEMM_API ozgemmStatus_t ozgemmSetWorkspace(ozgemmHandle_t handle, void* ptr, size_t bytes);
 
 /* Can this handle compute the problem? Same argument checks as ozgemmDgemm, no work. */
-ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+OZGEMM_API ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                   int m, int n, int k, int lda, int ldb, int ldc);
 
-ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+OZGEMM_API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
                            int n, int k, const double* alpha, const double* A, int lda, const double* B, int ldb,
                            const double* beta, double* C, int ldc);
 
-const char* ozgemmGetStatusString(ozgemmStatus_t status);
-const char* ozgemmGetVariantString(ozgemmVariant_t variant);
+OZGEMM_API const char* ozgemmGetStatusString(ozgemmStatus_t status);
+OZGEMM_API const char* ozgemmGetVariantString(ozgemmVariant_t variant);
 
 #ifdef __cplusplus
 }

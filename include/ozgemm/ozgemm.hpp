@@ -5,8 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "ozgemm/export.h"
 #include "ozgemm/ozgemm.h"
 #include "ozgemm/problem.hpp"
+#include "ozgemm/types.hpp"
 
 namespace ozgemm {
 
@@ -58,19 +60,24 @@ class Handle {
 };
 
 // True when a CUDA device this build can run on (sm_75 or newer) is present; otherwise
-// false with a one-line reason in *why.
-bool gpu_available(std::string* why = nullptr);
+// false with a one-line reason in *why (e.g. "no NVIDIA driver/GPU found").
+OZGEMM_API bool gpu_available(std::string* why = nullptr);
 // One line naming the current device (name, SM count, compute capability).
-std::string gpu_description();
+OZGEMM_API std::string gpu_description();
 
 // Instrumentation for benchmarks: when events != nullptr, each ozgemmDgemm on the unfused
 // path records events[0..4] on the handle's stream around the phases
 // max-reduce | slicing | products | epilogue. The caller owns the 5 events.
-void set_phase_events(Handle& h, cudaEvent_t* events);
+OZGEMM_API void set_phase_events(Handle& h, cudaEvent_t* events);
 
 // Host arrays in and out: copies A, B, C to the device, runs ozgemmDgemm on the handle's
 // stream, copies C back. For tools and tests, not for speed.
-void dgemm_host_buffers(Handle& h, Op ta, Op tb, int m, int n, int k, double alpha, const double* A, int lda,
+OZGEMM_API void dgemm_host_buffers(Handle& h, Op ta, Op tb, int m, int n, int k, double alpha, const double* A, int lda,
                         const double* B, int ldb, double beta, double* C, int ldc);
+
+// Diagnostics for benchmarks: the rate (1e12 int8 operations/s, 2 n^3 / time) of the library's
+// own cuBLASLt INT8 x INT8 -> INT32 GEMM (the unfused path's, algorithm chosen by timing its
+// candidates) at n^3 on `stream`: median of 10 runs after 3 warm-ups. Throws ozgemm::Error.
+OZGEMM_API double int8_gemm_tops(int n, cudaStream_t stream);
 
 }  // namespace ozgemm

@@ -1,0 +1,16 @@
+/* ozgemm/config.h — the library's version and its compile-time limits, in plain C so that the
+ * C API, the C++ layer and CPU-only code (which cannot include the CUDA headers) read one copy.
+ * include/ozgemm/types.hpp turns these into C++ constants. */
+#ifndef OZGEMM_CONFIG_H
+#define OZGEMM_CONFIG_H
+
+#define OZGEMM_VERSION_MAJOR 0
+#define OZGEMM_VERSION_MINOR 2
+#define OZGEMM_VERSION_PATCH 0
+
+/* Slice counts of the Ozaki-I scheme: 1 .. OZGEMM_MAX_SLICES; ozgemmSetSlices(h, 0) selects
+ * OZGEMM_DEFAULT_SLICES. docs/numerics.md has the errors measured per slice count. */
+#define OZGEMM_DEFAULT_SLICES 8
+#define OZGEMM_MAX_SLICES 20
+
+#endif /* OZGEMM_CONFIG_H */

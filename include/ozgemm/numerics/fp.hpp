@@ -1,0 +1,121 @@
+// ozgemm/numerics/fp.hpp — FP64 building blocks shared by every scheme's host and device code:
+// bit access, rounded arithmetic the compiler may not contract into an FMA, exact exponents and
+// correctly rounded power-of-two scaling. Compiles with a plain C++17 compiler when CUDA is absent.
+// Host translation units that use these must be built with -ffp-contract=off (CMake does it).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define OZGEMM_HD __host__ __device__ __forceinline__
+#else
+#define OZGEMM_HD inline
+#endif
+
+namespace ozgemm {
+namespace numerics {
+
+// ---------------------------------------------------------------------------------------------
+// Bit access
+OZGEMM_HD uint64_t bits_of(double x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint64_t>(__double_as_longlong(x));
+#else
+  uint64_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+OZGEMM_HD double double_of(uint64_t u) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(u));
+#else
+  double x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
+// True for every finite double (zero and subnormals included); false for +-Inf and NaN.
+OZGEMM_HD bool is_finite(double x) { return ((bits_of(x) >> 52) & 0x7ff) != 0x7ff; }
+
+// Rounded-to-nearest arithmetic that the compiler may not contract into an FMA.
+OZGEMM_HD double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;  // host TUs are built with -ffp-contract=off
+#endif
+}
+OZGEMM_HD double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+OZGEMM_HD double int64_to_double_rn(int64_t v) {
+#if defined(__CUDA_ARCH__)
+  return __ll2double_rn(static_cast<long long>(v));
+#else
+  return static_cast<double>(v);  // IEEE round to nearest even, as __ll2double_rn
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exponent of a finite, non-zero magnitude: floor(log2 |m|), exact for subnormals.
+// Also returns the significand normalised to 53 bits (bit 52 set) in *sig53.
+OZGEMM_HD int floor_log2(double m, uint64_t* sig53) {
+  const uint64_t u = bits_of(m) & 0x7fffffffffffffffull;
+  const int biased = static_cast<int>(u >> 52);
+  uint64_t frac = u & 0x000fffffffffffffull;
+  if (biased != 0) {
+    *sig53 = frac | (1ull << 52);
+    return biased - 1023;
+  }
+  // Subnormal: value = frac * 2^-1074, frac != 0 (caller excludes zero).
+  int e = -1074;
+  int top = 63;
+  while (((frac >> top) & 1ull) == 0) --top;  // index of the leading one, 0..51
+  e += top;
+  *sig53 = frac << (52 - top);
+  return e;
+}
+
+// v * 2^e, correctly rounded (round to nearest even), for finite v; +-Inf on overflow,
+// subnormal or signed zero on underflow. Fast path: the result is a normal number and
+// only the exponent field changes. Slow path: one IEEE multiplication by 2^-1022, which
+// rounds once, after an exact rescaling into the normal range.
+OZGEMM_HD double scale_pow2(double v, int e) {
+  const uint64_t u = bits_of(v);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  if (v == 0.0 || biased == 0x7ff) return v;
+  if (biased == 0) {
+    // Subnormal input (never produced by diagonal conversion, kept for completeness):
+    // normalise exactly by 2^64 first.
+    return scale_pow2(mul_rn(v, 18446744073709551616.0), e - 64);
+  }
+  const int target = biased + e;
+  if (target >= 1 && target <= 2046) {
+    return double_of((u & ~(0x7ffull << 52)) | (static_cast<uint64_t>(target) << 52));
+  }
+  if (target > 2046) return double_of((u & (1ull << 63)) | (0x7ffull << 52));  // +-Inf
+  if (target < -60) return double_of(u & (1ull << 63));  // |result| < 2^-1075: rounds to +-0
+  // target in [-60, 0]: v * 2^(e + 1022) is normal (biased exponent target + 1022 >= 962).
+  const double normal = double_of((u & ~(0x7ffull << 52)) | (static_cast<uint64_t>(target + 1022) << 52));
+  return mul_rn(normal, 2.2250738585072014e-308);  // * 2^-1022, one rounding
+}
+
+// 2^e for e in [-1022, 1023] (a normal double). For every finite v and such e,
+//   scale_pow2(v, e) == mul_rn(v, pow2_normal(e)),
+// bit for bit: IEEE multiplication by a power of two rounds the exact product once to nearest
+// even, overflowing to +-Inf and underflowing to subnormals or +-0 exactly as scale_pow2 does
+// (tests/test_numerics.cpp checks it). Kernels use the multiplication as their fast path.
+constexpr int kPow2NormalMin = -1022, kPow2NormalMax = 1023;
+OZGEMM_HD bool pow2_is_normal(int e) { return e >= kPow2NormalMin && e <= kPow2NormalMax; }
+OZGEMM_HD double pow2_normal(int e) { return double_of(static_cast<uint64_t>(e + 1023) << 52); }
+
+}  // namespace numerics
+}  // namespace ozgemm

@@ -1,0 +1,58 @@
+// kernels/b2b/launch.hpp — launchers of the back-to-back GEMM kernels (b2b_sm80.cu, b2b_sm90.cu,
+// requant.cu). Plain arguments; the b2b planner checks the limits (policy.hpp) and
+// src/dispatch/b2b_dispatch.cpp builds these.
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+#include "kernels/b2b/policy.hpp"
+
+namespace ozgemm {
+namespace kernels {
+
+struct B2bArgs {
+  // fp16 (as __half / uint16_t bit patterns) or int8 data, by the launch's type
+  const void* a0;
+  const void* b0;
+  const float* bias0;  // nullable
+  const void* b1;
+  const void* c1;      // read only when beta1 != 0
+  void* d1;
+  int64_t m, k0;       // per batch (not grouped) or the total rows (grouped)
+  float alpha0, alpha1, beta1;
+  bool relu0, relu1;
+  // batched: blockIdx.z is the batch, element strides below (0 when not batched)
+  int64_t stride_a0, stride_b0, stride_bias0, stride_b1, stride_c1, stride_d1;
+  // grouped (group_count > 0): group g covers rows group_row0[g] .. + group_m[g] - 1 and tiles
+  // group_tile0[g] .. group_tile0[g+1] - 1 of the grid (device arrays, group_tile0 has count+1)
+  int group_count;
+  const int64_t* group_row0;
+  const int64_t* group_m;
+  const int64_t* group_tile0;
+};
+
+// int8 == false: fp16 in and out, fp32 accumulation; true: int8 in and out, int32 accumulation.
+// n0, n1 in {64, 128, 256}; k0 a multiple of kB2bChunkK units (32 fp16, 64 int8); element
+// strides 16-byte aligned. cudaErrorNotSupported without sm_80 code.
+cudaError_t launch_b2b(const B2bArgs& args, bool int8, int n0, int n1, bool shared_resident, int64_t grid_tiles,
+                       int batch, cudaStream_t stream);
+
+// The Hopper kernel (kernels/b2b_sm90.cu): fp16, register residency, wgmma for both GEMMs (D0 as
+// GEMM 1's register A operand), n0 in {64, 128}, n1 in {64, 128, 256}, k0 a multiple of 64.
+// cudaErrorNotSupported when the build has no sm_90a code.
+cudaError_t launch_b2b_sm90(const B2bArgs& args, int n0, int n1, int64_t grid_tiles, int batch, cudaStream_t stream);
+bool b2b_sm90_built();
+bool b2b_portable_built();
+
+// out[i] = fp16(in[i]) (round to nearest even), i < n.
+cudaError_t launch_f32_to_f16(const float* in, uint16_t* out, int64_t n, cudaStream_t stream);
+
+// The unfused int8 baseline's epilogues: out[r * n + c] = int8(ReLU(alpha * acc(c, r) + addend)),
+// acc column-major n x rows (ld n, cuBLASLt's int32 output), addend = bias[c] (if bias) plus
+// beta * c_in[r * n + c] (if beta != 0); the fused kernels' formula.
+cudaError_t launch_requant_s8(const int32_t* acc, int64_t rows, int64_t n, float alpha, const float* bias, float beta,
+                              const int8_t* c_in, bool relu, int8_t* out, cudaStream_t stream);
+
+}  // namespace kernels
+}  // namespace ozgemm

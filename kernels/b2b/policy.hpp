@@ -1,0 +1,41 @@
+// kernels/b2b/policy.hpp — compile-time configurations and limits of the back-to-back GEMM kernels,
+// plain constexpr data read by the kernels and by the b2b planner (src/plan/b2b_planner.cpp), so
+// each limit is written once. Host-only C++ (no CUDA headers).
+#pragma once
+
+#include <cstdint>
+
+namespace ozgemm {
+namespace kernels {
+
+// Portable kernels (b2b_sm80.cu): mma.sync, one CTA = 8 warps = 128 rows, each warp owning 16 rows
+// and all of D0's and D1's columns ("thread-block tile N = problem N").
+struct B2bPortablePolicy {
+  static constexpr int kTileM = 128;   // rows of A0 / D0 / D1 per CTA
+  static constexpr int kChunkK = 32;   // k-chunk of both GEMMs in 16-bit units (32 fp16, 64 int8)
+  // Register residency: a thread holds n0/4 (fp16) or n0/8 (int8) packed D0 registers plus n1/2
+  // accumulators in GEMM 1; more than this spills (fp16 256 x 256 needs shared residency).
+  static constexpr int kRegisterBudget = 160;
+  // GEMM 0's cp.async pipeline depth: A0 is streamed once from DRAM, so enough of it must be in
+  // flight; 3 stages when n0 = 256 keep the largest configuration within shared memory.
+  static constexpr int stages0(int n0) { return n0 <= 128 ? 4 : 3; }
+};
+
+// The Hopper kernel (b2b_sm90.cu): fp16, register residency, wgmma for both GEMMs, two warp groups
+// of 64 rows, 4-stage cp.async ring of 64-wide k-tiles into 128B-swizzled shared memory.
+struct B2bSm90Policy {
+  static constexpr int kTileM = 128, kTileK = 64, kStages = 4, kThreads = 256;
+  static constexpr bool supports_n0(int64_t n0) { return n0 == 64 || n0 == 128; }
+};
+static_assert(B2bSm90Policy::kTileM == B2bPortablePolicy::kTileM, "both families tile m alike (one grid formula)");
+
+// Problem limits common to both families.
+constexpr int kB2bTileM = B2bPortablePolicy::kTileM;
+constexpr int kB2bChunkK = B2bPortablePolicy::kChunkK;
+constexpr bool b2b_tile_n(int64_t n) { return n == 64 || n == 128 || n == 256; }  // n0, n1
+constexpr int kB2bMaxBatch = 65535;                 // grid.z
+constexpr int64_t kB2bMaxK0Int8 = 131071;           // int32 exactness: k0 * 2^14 < 2^31
+constexpr int64_t kB2bStrideAlignBytes = 16;        // batch strides (16-byte vector loads)
+
+}  // namespace kernels
+}  // namespace ozgemm

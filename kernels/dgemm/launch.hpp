@@ -1,0 +1,99 @@
+// kernels/dgemm/launch.hpp — launchers of the Ozaki-I kernels. Plain arguments only: kernels read
+// their configurations from policy.hpp and never see the planner; src/dispatch translates a Plan
+// into these calls. Layouts of the intermediate buffers: ozgemm/numerics/slice_layout.hpp.
+//
+// An operand is viewed as `rows x k`, element (r, l) at X[r * stride_r + l * stride_l]:
+//   rows of op(A):    N: stride_r = 1,   stride_l = lda      T: stride_r = lda, stride_l = 1
+//   columns of op(B): N: stride_r = ldb, stride_l = 1        T: stride_r = 1,   stride_l = ldb
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+#include "kernels/dgemm/policy.hpp"
+#include "ozgemm/numerics/slice_layout.hpp"
+
+namespace ozgemm {
+namespace kernels {
+
+struct OperandView {
+  const double* ptr;
+  int64_t rows, k;
+  int64_t stride_r, stride_l;
+};
+
+// For each of rows_pad rows: shift[r] = numerics::shift_from_max(max finite |X(r, :)|) and
+// flag[r] = 1 if the row holds Inf/NaN (0 otherwise). Rows >= view.rows get shift 0, flag 0.
+cudaError_t launch_row_shifts(const OperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
+                              cudaStream_t stream);
+
+// Writes the layout.s slices of every element at layout.offset(r, i, l) (SliceLayout), for
+// rows_pad rows and layout.kblocks * layout.kblock columns; padding (r >= rows or l >= k) gets zeros.
+cudaError_t launch_slice(const OperandView& view, const int32_t* shift, const numerics::SliceLayout& layout,
+                         int64_t rows_pad, int8_t* out, cudaStream_t stream);
+
+struct EpilogueArgs {
+  // int32 planes of this chunk (PlaneLayout; r, c local to the chunk).
+  const int32_t* planes;
+  numerics::PlaneLayout layout;
+  // This chunk covers rows row0 .. row0 + m_rows - 1 and columns col0 .. col0 + n_cols - 1 of C.
+  int64_t row0, m_rows, col0, n_cols;
+  const int32_t *shift_a, *shift_b, *flag_a, *flag_b;  // indexed by global row / column
+  double alpha, beta;
+  double* C;
+  int64_t ldc;
+  // Raw operands, read only for entries whose row/column holds Inf/NaN.
+  OperandView a, b;
+};
+// C(r, col0 + c) = reconstruct_epilogue, in the order of ozgemm/numerics/ozaki1.hpp.
+cudaError_t launch_reconstruct_epilogue(const EpilogueArgs& args, cudaStream_t stream);
+
+// The fused kernels (Hopper: TMA + wgmma through CUTLASS's warp-specialised mainloop; portable:
+// mma.sync + cp.async through CUTLASS's sm80 mainloop), one CTA per tile of C, looping over the
+// anti-diagonals d = s-1 .. 0 and, within each, over the k-blocks b of the slice layout; each (d, b)
+// is one contiguous k-range (SliceLayout::diagonal_start). Fully fused: each diagonal's exact sum
+// over the k-blocks is converted and summed in FP64 in the order of ozgemm/numerics/ozaki1.hpp and
+// C is written once. Partially fused: the int32 tile of (d, b) goes to plane (d, b) of `planes`
+// (PlaneLayout) and launch_reconstruct_epilogue finishes.
+struct FusedArgs {
+  const int8_t* slices_a;  // rows of op(A): layout_a (reversed)
+  const int8_t* slices_b;  // columns of op(B): layout_b (in order)
+  numerics::SliceLayout layout_a, layout_b;
+  int64_t m_pad, n_pad;
+  int s;
+  int64_t m, n;
+  const int32_t *shift_a, *shift_b, *flag_a, *flag_b;
+  // fully fused
+  double alpha, beta;
+  double* C;
+  int64_t ldc;
+  OperandView a, b;
+  // fully fused, FusedMode::FullyGlobal: the FP64 sum of entry (r, c) of C at acc[r + c * ld_acc]
+  double* acc;
+  int64_t ld_acc;
+  // fully fused with kblocks > 1: int64 running sums of the k-blocks before the last (SpillLayout
+  // over the launch grid; the launchers check spill_capacity).
+  int64_t* spill;
+  int64_t spill_capacity;
+  // partially fused: this launch covers rows row0 .. row0+rows-1 and columns col0 .. col0+cols-1
+  // (multiples of the tile) of the chunk whose planes are at `planes`.
+  int32_t* planes;
+  numerics::PlaneLayout plane_layout;
+  int64_t row0, col0, rows, cols;
+  OZGEMM_HD int64_t kblocks() const { return layout_a.kblocks; }
+};
+// cudaErrorNotSupported when this build has no sm_90a code (OZGEMM_CUDA_ARCHITECTURES).
+cudaError_t launch_fused_sm90(const FusedArgs& args, FusedMode mode, cudaStream_t stream);
+bool fused_sm90_built();
+// Same FusedArgs and semantics as launch_fused_sm90; sm_80 and newer.
+cudaError_t launch_fused_portable(const FusedArgs& args, FusedMode mode, cudaStream_t stream);
+bool fused_portable_built();
+
+// C = beta * C (beta == 0: C = 0 without reading C), the BLAS quick return for k == 0 or alpha == 0.
+cudaError_t launch_scale_c(int64_t m, int64_t n, double beta, double* C, int64_t ldc, cudaStream_t stream);
+
+// Probe: cudaSuccess when this build has device code for the current device.
+cudaError_t check_kernel_image();
+
+}  // namespace kernels
+}  // namespace ozgemm

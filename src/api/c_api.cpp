@@ -1,0 +1,300 @@
+// The C API (ozgemm/ozgemm.h): argument checks and handle state. Decisions are the planner's
+// (src/plan), launches the dispatch layer's (src/dispatch); no kernel is called from here.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "api/handle.hpp"
+#include "ozgemm/ozgemm.h"
+#include "plan/planner.hpp"
+
+using ozgemm::GemmShape;
+using ozgemm::Op;
+
+// The C enums and the C++ ones (ozgemm/types.hpp) are the same values.
+static_assert(int(ozgemm::Variant::Auto) == OZGEMM_VARIANT_AUTO && int(ozgemm::Variant::Unfused) == OZGEMM_VARIANT_UNFUSED &&
+                  int(ozgemm::Variant::PartiallyFused) == OZGEMM_VARIANT_PARTIALLY_FUSED &&
+                  int(ozgemm::Variant::FullyFused) == OZGEMM_VARIANT_FULLY_FUSED &&
+                  int(ozgemm::Variant::Native) == OZGEMM_VARIANT_NATIVE,
+              "ozgemmVariant_t and ozgemm::Variant disagree");
+static_assert(int(ozgemm::KernelFamily::Auto) == OZGEMM_KERNELS_AUTO && int(ozgemm::KernelFamily::Sm90) == OZGEMM_KERNELS_SM90 &&
+                  int(ozgemm::KernelFamily::Portable) == OZGEMM_KERNELS_PORTABLE,
+              "ozgemmKernelFamily_t and ozgemm::KernelFamily disagree");
+static_assert(int(ozgemm::FusedAccumulator::Auto) == OZGEMM_ACCUMULATOR_AUTO &&
+                  int(ozgemm::FusedAccumulator::Registers) == OZGEMM_ACCUMULATOR_REGISTERS &&
+                  int(ozgemm::FusedAccumulator::Global) == OZGEMM_ACCUMULATOR_GLOBAL,
+              "ozgemmFusedAccumulator_t and ozgemm::FusedAccumulator disagree");
+
+namespace {
+
+bool to_op(cublasOperation_t t, Op* op) {
+  switch (t) {
+    case CUBLAS_OP_N: *op = Op::N; return true;
+    case CUBLAS_OP_T:
+    case CUBLAS_OP_C: *op = Op::T; return true;  // real data: conjugate transpose == transpose
+    default: return false;
+  }
+}
+
+ozgemmStatus_t make_shape(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, int lda, int ldb, int ldc,
+                          GemmShape* s) {
+  Op opa, opb;
+  if (!to_op(ta, &opa) || !to_op(tb, &opb)) return OZGEMM_STATUS_INVALID_VALUE;
+  *s = ozgemm::gemm_shape(opa, opb, m, n, k, lda, ldb, ldc);
+  return ozgemm::check_shape(*s).empty() ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_INVALID_VALUE;
+}
+
+// The shape of a problem with the smallest valid leading dimensions (they change neither the
+// plan nor the workspace).
+ozgemmStatus_t make_tight_shape(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, GemmShape* s) {
+  const int a_rows = ta == CUBLAS_OP_N ? m : k, b_rows = tb == CUBLAS_OP_N ? k : n;
+  return make_shape(ta, tb, m, n, k, a_rows > 1 ? a_rows : 1, b_rows > 1 ? b_rows : 1, m > 1 ? m : 1, s);
+}
+
+// The handle's settings for one problem, planned. INVALID_VALUE for a problem that cannot be
+// planned (the planner's reason), NOT_SUPPORTED for a variant this device or build lacks.
+ozgemmStatus_t plan_for(const ozgemmContext* h, const GemmShape& s, ozgemm::Plan* plan) {
+  ozgemm::Request rq;
+  rq.shape = s;
+  rq.slices = h->effective_slices();
+  rq.variant = h->variant;
+  rq.family = h->family;
+  rq.accumulator = h->accumulator;
+  if (!ozgemm::variant_unavailable(rq.variant, rq.family, h->dev).empty()) return OZGEMM_STATUS_NOT_SUPPORTED;
+  return ozgemm::plan(rq, h->dev, plan).empty() ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_INVALID_VALUE;
+}
+
+}  // namespace
+
+namespace ozgemm {
+namespace detail {
+ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws) {
+  if (h->user_ws) {
+    if (h->user_ws_bytes < bytes) return OZGEMM_STATUS_INSUFFICIENT_WORKSPACE;
+    *ws = h->user_ws;
+    return OZGEMM_STATUS_SUCCESS;
+  }
+  if (h->own_ws_bytes < bytes) {
+    if (h->own_ws) {
+      // Earlier calls on the stream may still use the old buffer.
+      if (cudaStreamSynchronize(h->stream) != cudaSuccess) return OZGEMM_STATUS_EXECUTION_FAILED;
+      cudaFree(h->own_ws);
+      h->own_ws = nullptr;
+      h->own_ws_bytes = 0;
+    }
+    if (cudaMalloc(&h->own_ws, bytes) != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky-free allocation error
+      h->own_ws = nullptr;
+      return OZGEMM_STATUS_ALLOC_FAILED;
+    }
+    h->own_ws_bytes = bytes;
+  }
+  *ws = h->own_ws;
+  return OZGEMM_STATUS_SUCCESS;
+}
+}  // namespace detail
+}  // namespace ozgemm
+
+extern "C" {
+
+ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle) {
+  if (!handle) return OZGEMM_STATUS_INVALID_VALUE;
+  *handle = nullptr;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return OZGEMM_STATUS_ARCH_MISMATCH;
+  }
+  auto* h = new (std::nothrow) ozgemmContext();
+  if (!h) return OZGEMM_STATUS_ALLOC_FAILED;
+  cudaDeviceProp prop;
+  if (cudaGetDevice(&h->device) != cudaSuccess || cudaGetDeviceProperties(&prop, h->device) != cudaSuccess) {
+    cudaGetLastError();
+    delete h;
+    return OZGEMM_STATUS_ARCH_MISMATCH;
+  }
+  h->dev.sm_count = prop.multiProcessorCount;
+  h->dev.cc_major = prop.major;
+  h->dev.cc_minor = prop.minor;
+  h->dev.memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+  h->real_memory_bytes = h->dev.memory_bytes;
+  if (!h->dev.has_int8_tensor_cores() || !ozgemm::dispatch::probe_build(&h->dev)) {
+    delete h;
+    return OZGEMM_STATUS_ARCH_MISMATCH;
+  }
+  if (const char* env = std::getenv("OZGEMM_LT_AUTOTUNE")) h->autotune = std::strcmp(env, "0") != 0;
+  if (cublasCreate(&h->cublas) != CUBLAS_STATUS_SUCCESS || h->lt.init() != CUBLAS_STATUS_SUCCESS) {
+    if (h->cublas) cublasDestroy(h->cublas);
+    delete h;
+    return OZGEMM_STATUS_NOT_INITIALIZED;
+  }
+  *handle = h;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmDestroy(ozgemmHandle_t h) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  // cudaFree waits for all work on the device, so no stream synchronisation is needed here
+  // (and the user's stream may already be destroyed, as cuBLAS allows).
+  if (h->own_ws) cudaFree(h->own_ws);
+  if (h->pinned_free) {
+    cudaEventSynchronize(h->pinned_free);  // the last copy out of the pinned buffer
+    cudaEventDestroy(h->pinned_free);
+  }
+  if (h->pinned) cudaFreeHost(h->pinned);
+  if (h->cublas) cublasDestroy(h->cublas);
+  delete h;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmSetStream(ozgemmHandle_t h, cudaStream_t stream) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  h->stream = stream;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmGetStream(ozgemmHandle_t h, cudaStream_t* stream) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!stream) return OZGEMM_STATUS_INVALID_VALUE;
+  *stream = h->stream;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t h, int slices) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (slices < 0 || slices > ozgemm::kMaxSlices) return OZGEMM_STATUS_INVALID_VALUE;
+  h->slices = slices;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmGetSlices(ozgemmHandle_t h, int* slices) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!slices) return OZGEMM_STATUS_INVALID_VALUE;
+  *slices = h->effective_slices();
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t h, ozgemmVariant_t v) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!ozgemm::variant_name(static_cast<ozgemm::Variant>(v))) return OZGEMM_STATUS_INVALID_VALUE;
+  if (!ozgemm::variant_unavailable(static_cast<ozgemm::Variant>(v), h->family, h->dev).empty())
+    return OZGEMM_STATUS_NOT_SUPPORTED;
+  h->variant = static_cast<ozgemm::Variant>(v);
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t h, ozgemmVariant_t* v) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!v) return OZGEMM_STATUS_INVALID_VALUE;
+  *v = static_cast<ozgemmVariant_t>(h->variant);
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmSetKernelFamily(ozgemmHandle_t h, ozgemmKernelFamily_t f) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  const auto family = static_cast<ozgemm::KernelFamily>(f);
+  if (!ozgemm::family_name(family)) return OZGEMM_STATUS_INVALID_VALUE;
+  // The family serves the fused variants: refused when this device or build has no such kernels.
+  if (!ozgemm::variant_unavailable(ozgemm::Variant::PartiallyFused, family, h->dev).empty())
+    return OZGEMM_STATUS_NOT_SUPPORTED;
+  h->family = family;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmSetFusedAccumulator(ozgemmHandle_t h, ozgemmFusedAccumulator_t a) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  const auto acc = static_cast<ozgemm::FusedAccumulator>(a);
+  if (!ozgemm::accumulator_name(acc)) return OZGEMM_STATUS_INVALID_VALUE;
+  h->accumulator = acc;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                      int k, size_t* bytes) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!bytes) return OZGEMM_STATUS_INVALID_VALUE;
+  GemmShape s;
+  ozgemmStatus_t st = make_tight_shape(ta, tb, m, n, k, &s);
+  ozgemm::Plan plan;
+  if (st == OZGEMM_STATUS_SUCCESS) st = plan_for(h, s, &plan);
+  // An empty problem is a BLAS quick return: it runs nothing and needs no workspace.
+  if (st == OZGEMM_STATUS_SUCCESS) *bytes = (m == 0 || n == 0 || k == 0) ? 0 : plan.workspace_bytes;
+  return st;
+}
+
+ozgemmStatus_t ozgemmGetPlannedVariant(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                       int k, ozgemmVariant_t* variant) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!variant) return OZGEMM_STATUS_INVALID_VALUE;
+  GemmShape s;
+  ozgemmStatus_t st = make_tight_shape(ta, tb, m, n, k, &s);
+  ozgemm::Plan plan;
+  if (st == OZGEMM_STATUS_SUCCESS) st = plan_for(h, s, &plan);
+  if (st == OZGEMM_STATUS_SUCCESS) *variant = static_cast<ozgemmVariant_t>(plan.variant);
+  return st;
+}
+
+ozgemmStatus_t ozgemmSetWorkspace(ozgemmHandle_t h, void* ptr, size_t bytes) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (ptr && (reinterpret_cast<uintptr_t>(ptr) % 256) != 0) return OZGEMM_STATUS_INVALID_VALUE;
+  h->user_ws = ptr;
+  h->user_ws_bytes = ptr ? bytes : 0;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                  int lda, int ldb, int ldc) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  GemmShape s;
+  ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, ldc, &s);
+  ozgemm::Plan plan;
+  return st == OZGEMM_STATUS_SUCCESS ? plan_for(h, s, &plan) : st;
+}
+
+ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                           const double* alpha, const double* A, int lda, const double* B, int ldb,
+                           const double* beta, double* C, int ldc) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  GemmShape s;
+  ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, ldc, &s);
+  if (st != OZGEMM_STATUS_SUCCESS) return st;
+  if (!alpha || !beta) return OZGEMM_STATUS_INVALID_VALUE;
+  if (m == 0 || n == 0) return OZGEMM_STATUS_SUCCESS;
+  if (!C) return OZGEMM_STATUS_INVALID_VALUE;
+  const double al = *alpha, be = *beta;
+  if (k == 0 || al == 0.0) return ozgemm::dispatch::scale_c(h->exec(), s, be, C);
+  if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
+  ozgemm::Plan plan;
+  st = plan_for(h, s, &plan);
+  if (st != OZGEMM_STATUS_SUCCESS) return st;
+  void* ws = nullptr;
+  if (plan.workspace_bytes > 0) {
+    st = ozgemm::detail::ensure_workspace(h, plan.workspace_bytes, &ws);
+    if (st != OZGEMM_STATUS_SUCCESS) return st;
+  }
+  return ozgemm::dispatch::run(h->exec(), plan, s, al, A, B, be, C, ws);
+}
+
+const char* ozgemmGetStatusString(ozgemmStatus_t s) {
+  switch (s) {
+    case OZGEMM_STATUS_SUCCESS: return "OZGEMM_STATUS_SUCCESS";
+    case OZGEMM_STATUS_NOT_INITIALIZED: return "OZGEMM_STATUS_NOT_INITIALIZED (null or invalid handle)";
+    case OZGEMM_STATUS_INVALID_VALUE: return "OZGEMM_STATUS_INVALID_VALUE (bad size, leading dimension, pointer or option)";
+    case OZGEMM_STATUS_ARCH_MISMATCH: return "OZGEMM_STATUS_ARCH_MISMATCH (no GPU with INT8 tensor cores that this build supports)";
+    case OZGEMM_STATUS_ALLOC_FAILED: return "OZGEMM_STATUS_ALLOC_FAILED (device workspace allocation failed)";
+    case OZGEMM_STATUS_INSUFFICIENT_WORKSPACE: return "OZGEMM_STATUS_INSUFFICIENT_WORKSPACE (user workspace too small)";
+    case OZGEMM_STATUS_EXECUTION_FAILED: return "OZGEMM_STATUS_EXECUTION_FAILED (a kernel or cuBLASLt call failed)";
+    case OZGEMM_STATUS_NOT_SUPPORTED: return "OZGEMM_STATUS_NOT_SUPPORTED (valid request this build cannot serve)";
+    case OZGEMM_STATUS_INTERNAL_ERROR: return "OZGEMM_STATUS_INTERNAL_ERROR";
+  }
+  return "unknown ozgemm status";
+}
+
+const char* ozgemmGetVariantString(ozgemmVariant_t v) {
+  const char* name = ozgemm::variant_name(static_cast<ozgemm::Variant>(v));
+  return name ? name : "unknown";
+}
+
+}  // extern "C"

@@ -1,0 +1,58 @@
+// src/api/handle.hpp — the state behind an ozgemmHandle_t: the caller's settings, the device facts
+// read once at creation (DeviceDesc), the libraries' handles and the workspace. The API layer
+// (c_api.cpp, b2b_api.cpp) owns it; the planner and the dispatch layer receive plain views of it.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <memory>
+
+#include "baseline/int8_gemm_cublaslt.hpp"
+#include "dispatch/dispatch.hpp"
+#include "ozgemm/ozgemm.h"
+#include "ozgemm/types.hpp"
+#include "plan/planner.hpp"
+
+struct ozgemmContext {
+  int device = 0;
+  ozgemm::DeviceDesc dev;           // read at ozgemmCreate; the planner's view of the device
+  int64_t real_memory_bytes = 0;    // dev.memory_bytes as read (the test hook may change dev's)
+  cudaStream_t stream = nullptr;
+  int slices = 0;                   // 0: kDefaultSlices
+  ozgemm::Variant variant = ozgemm::Variant::Auto;
+  ozgemm::KernelFamily family = ozgemm::KernelFamily::Auto;
+  ozgemm::FusedAccumulator accumulator = ozgemm::FusedAccumulator::Auto;
+  cublasHandle_t cublas = nullptr;  // native DGEMM
+  ozgemm::Int8GemmLt lt;            // INT8 GEMMs (unfused products, b2b int8 baseline); its cuBLASLt handle too
+  bool autotune = true;             // time cuBLASLt candidates per shape (env OZGEMM_LT_AUTOTUNE=0 disables)
+  // Workspace: user-provided if user_ws != nullptr, else handle-owned and grown on demand.
+  void* user_ws = nullptr;
+  size_t user_ws_bytes = 0;
+  void* own_ws = nullptr;
+  size_t own_ws_bytes = 0;
+  // Pinned host staging for small per-call tables (the grouped b2b row table), grown on demand.
+  void* pinned = nullptr;
+  size_t pinned_bytes = 0;
+  cudaEvent_t pinned_free = nullptr;  // recorded after the last copy out of `pinned`
+  cudaEvent_t* phase_events = nullptr;  // ozgemm::set_phase_events
+
+  int effective_slices() const { return slices > 0 ? slices : ozgemm::kDefaultSlices; }
+  ozgemm::dispatch::ExecContext exec() {
+    ozgemm::dispatch::ExecContext c;
+    c.stream = stream;
+    c.cublas = cublas;
+    c.lt = &lt;
+    c.autotune = autotune;
+    c.phase_events = phase_events;
+    return c;
+  }
+};
+
+namespace ozgemm {
+namespace detail {
+// Workspace of at least `bytes`: the user's (INSUFFICIENT_WORKSPACE when smaller) or the handle's,
+// grown (after synchronising the handle's stream) when too small.
+ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws);
+}  // namespace detail
+}  // namespace ozgemm

@@ -1,0 +1,48 @@
+// src/baseline/int8_gemm_cublaslt.hpp — INT8 x INT8 -> INT32 GEMMs through cuBLASLt (the unfused path's products
+// and the int8 b2b baseline), TN as the IMMA kernels want, with a per-shape algorithm cache filled by timing the
+// top heuristic candidates once (heuristic #0 is often far from the best, e.g. ~780 vs ~1400
+// TOPS at 16384^3 on H100).
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+namespace ozgemm {
+
+// Not thread-safe (the algorithm cache); each ozgemm handle owns one.
+class Int8GemmLt {
+ public:
+  Int8GemmLt() = default;
+  ~Int8GemmLt();
+  Int8GemmLt(const Int8GemmLt&) = delete;
+  Int8GemmLt& operator=(const Int8GemmLt&) = delete;
+
+  cublasStatus_t init();
+  cublasLtHandle_t handle() const { return lt_; }  // for other cuBLASLt baselines sharing the handle
+
+  // D (m x n, int32, column-major, ldd) = A^T * B, A: K x m int8 column-major (lda), i.e.
+  // row r of op(A) is k-contiguous at A + r * lda; B: K x n int8 column-major (ldb).
+  // Exact as long as K * 2^14 <= 2^31 - 1 (the caller's k-blocking guarantees it).
+  // autotune: time up to kCandidates heuristic algorithms on first use of a shape.
+  cublasStatus_t run(int m, int n, int K, const int8_t* A, int lda, const int8_t* B, int ldb, int32_t* D, int ldd,
+                     void* workspace, size_t workspace_bytes, cudaStream_t stream, bool autotune);
+
+  static constexpr int kCandidates = 8;
+  static constexpr double kAutotuneMinOps = 1073741824.0;  // m*n*K >= 2^30
+
+ private:
+  using Key = std::tuple<int, int, int, int, int, int, size_t>;
+  struct Entry {
+    cublasLtMatmulAlgo_t algo;
+    bool valid;
+  };
+  cublasLtHandle_t lt_ = nullptr;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  std::map<Key, Entry> cache_;
+};
+
+}  // namespace ozgemm

@@ -1,0 +1,190 @@
+// The dispatch layer for the DGEMM emulation (dispatch.hpp): maps a Plan to kernel launches and
+// cuBLAS/cuBLASLt calls; decides nothing.
+#include <cstdint>
+
+#include "baseline/int8_gemm_cublaslt.hpp"
+#include "dispatch/dispatch.hpp"
+#include "kernels/b2b/launch.hpp"
+#include "kernels/dgemm/launch.hpp"
+
+namespace ozgemm {
+namespace dispatch {
+
+namespace {
+
+kernels::OperandView view_of_op_a(const GemmShape& s, const double* A) {
+  // Rows of op(A): N: A(r, l) at r + l*lda; T: A(l, r) at l + r*lda.
+  return s.transa == Op::N ? kernels::OperandView{A, s.m, s.k, 1, s.lda}
+                           : kernels::OperandView{A, s.m, s.k, s.lda, 1};
+}
+kernels::OperandView view_of_op_b(const GemmShape& s, const double* B) {
+  // Columns of op(B): N: B(l, c) at l + c*ldb; T: B(c, l) at c + l*ldb.
+  return s.transb == Op::N ? kernels::OperandView{B, s.n, s.k, s.ldb, 1}
+                           : kernels::OperandView{B, s.n, s.k, 1, s.ldb};
+}
+
+void record(const ExecContext& ctx, int i) {
+  if (ctx.phase_events) cudaEventRecord(ctx.phase_events[i], ctx.stream);
+}
+
+#define OZ_CUDA_TRY(x)                                             \
+  do {                                                             \
+    if ((x) != cudaSuccess) return OZGEMM_STATUS_EXECUTION_FAILED; \
+  } while (0)
+
+cublasOperation_t to_cublas(Op op) { return op == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
+
+ozgemmStatus_t run_native(const ExecContext& ctx, const GemmShape& s, double alpha, const double* A, const double* B,
+                          double beta, double* C) {
+  if (cublasSetStream(ctx.cublas, ctx.stream) != CUBLAS_STATUS_SUCCESS) return OZGEMM_STATUS_EXECUTION_FAILED;
+  const cublasStatus_t st = cublasDgemm(ctx.cublas, to_cublas(s.transa), to_cublas(s.transb), static_cast<int>(s.m),
+                                        static_cast<int>(s.n), static_cast<int>(s.k), &alpha, A, static_cast<int>(s.lda),
+                                        B, static_cast<int>(s.ldb), &beta, C, static_cast<int>(s.ldc));
+  return st == CUBLAS_STATUS_SUCCESS ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_EXECUTION_FAILED;
+}
+
+ozgemmStatus_t run_emulated(const ExecContext& ctx, const Plan& plan, const GemmShape& shape, double alpha,
+                            const double* A, const double* B, double beta, double* C, void* workspace) {
+  char* ws = static_cast<char*>(workspace);
+  auto* shift_a = reinterpret_cast<int32_t*>(ws + plan.off_shift_a);
+  auto* shift_b = reinterpret_cast<int32_t*>(ws + plan.off_shift_b);
+  auto* flag_a = reinterpret_cast<int32_t*>(ws + plan.off_flag_a);
+  auto* flag_b = reinterpret_cast<int32_t*>(ws + plan.off_flag_b);
+  auto* sl_a = reinterpret_cast<int8_t*>(ws + plan.off_slices_a);
+  auto* sl_b = reinterpret_cast<int8_t*>(ws + plan.off_slices_b);
+  auto* planes = reinterpret_cast<int32_t*>(ws + plan.off_diag);
+  void* lt_ws = ws + plan.off_lt_workspace;
+  const kernels::OperandView va = view_of_op_a(shape, A), vb = view_of_op_b(shape, B);
+  const int s = plan.slices;
+  cudaStream_t st = ctx.stream;
+
+  record(ctx, 0);
+  OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, st));
+  OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, st));
+  record(ctx, 1);
+  OZ_CUDA_TRY(kernels::launch_slice(va, shift_a, plan.slices_a, plan.m_pad, sl_a, st));
+  OZ_CUDA_TRY(kernels::launch_slice(vb, shift_b, plan.slices_b, plan.n_pad, sl_b, st));
+  record(ctx, 2);
+
+  kernels::EpilogueArgs e;
+  e.planes = planes;
+  e.layout = plan.planes;
+  e.shift_a = shift_a;
+  e.shift_b = shift_b;
+  e.flag_a = flag_a;
+  e.flag_b = flag_b;
+  e.alpha = alpha;
+  e.beta = beta;
+  e.C = C;
+  e.ldc = shape.ldc;
+  e.a = va;
+  e.b = vb;
+
+  kernels::FusedArgs f;
+  f.slices_a = sl_a;
+  f.slices_b = sl_b;
+  f.layout_a = plan.slices_a;
+  f.layout_b = plan.slices_b;
+  f.m_pad = plan.m_pad;
+  f.n_pad = plan.n_pad;
+  f.spill = reinterpret_cast<int64_t*>(ws + plan.off_spill);
+  f.spill_capacity = plan.spill_entries;
+  f.acc = reinterpret_cast<double*>(ws + plan.off_diag);
+  f.ld_acc = plan.m_pad;
+  f.s = s;
+  f.m = plan.m;
+  f.n = plan.n;
+  f.shift_a = shift_a;
+  f.shift_b = shift_b;
+  f.flag_a = flag_a;
+  f.flag_b = flag_b;
+  f.alpha = alpha;
+  f.beta = beta;
+  f.C = C;
+  f.ldc = shape.ldc;
+  f.a = va;
+  f.b = vb;
+  f.planes = planes;
+  f.plane_layout = plan.planes;
+
+  auto launch_fused = [&](const kernels::FusedArgs& args) {
+    return plan.family == KernelFamily::Sm90 ? kernels::launch_fused_sm90(args, plan.mode, st)
+                                             : kernels::launch_fused_portable(args, plan.mode, st);
+  };
+  if (plan.variant == Variant::FullyFused) {
+    // One kernel: products, reconstruction and alpha/beta; C written once.
+    f.row0 = f.col0 = 0;
+    f.rows = plan.m;
+    f.cols = plan.n;
+    OZ_CUDA_TRY(launch_fused(f));
+    record(ctx, 3);  // products and epilogue are one phase: the epilogue interval is empty
+    record(ctx, 4);
+    return OZGEMM_STATUS_SUCCESS;
+  }
+
+  bool first = true;
+  for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk)
+    for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
+      const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);  // multiples of kRowAlign
+      const int64_t nrows = std::min(plan.m_chunk, plan.m_pad - row0);
+      if (plan.variant == Variant::PartiallyFused) {
+        // One kernel computes every diagonal of each tile and stores the int32 planes.
+        f.row0 = row0;
+        f.col0 = col0;
+        f.rows = nrows;
+        f.cols = ncols;
+        OZ_CUDA_TRY(launch_fused(f));
+      } else {
+        // Products: one GEMM per (diagonal d, k-block b) over the contiguous k-range of the
+        // SliceLayout (diagonal_start, diagonal_length).
+        for (int d = 0; d < s; ++d)
+          for (int64_t b = 0; b < plan.kblocks; ++b) {
+            const int8_t* a_ptr = sl_a + plan.slices_a.row(row0) + plan.slices_a.diagonal_start(d, b);
+            const int8_t* b_ptr = sl_b + plan.slices_b.row(col0) + plan.slices_b.diagonal_start(d, b);
+            int32_t* out = planes + plan.planes.plane(d, b);
+            const cublasStatus_t cs = ctx.lt->run(
+                static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(plan.slices_a.diagonal_length(d)),
+                a_ptr, static_cast<int>(plan.slices_a.ld), b_ptr, static_cast<int>(plan.slices_b.ld), out,
+                static_cast<int>(plan.planes.ld), lt_ws, size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes), st,
+                ctx.autotune);
+            if (cs != CUBLAS_STATUS_SUCCESS) return OZGEMM_STATUS_EXECUTION_FAILED;
+          }
+      }
+      if (first) record(ctx, 3);  // exact phase split only for single-chunk plans
+      first = false;
+      e.row0 = row0;
+      e.m_rows = std::min(nrows, plan.m - row0);
+      e.col0 = col0;
+      e.n_cols = std::min(ncols, plan.n - col0);
+      OZ_CUDA_TRY(kernels::launch_reconstruct_epilogue(e, st));
+    }
+  record(ctx, 4);
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+ozgemmStatus_t run(const ExecContext& ctx, const Plan& plan, const GemmShape& shape, double alpha, const double* A,
+                   const double* B, double beta, double* C, void* workspace) {
+  if (plan.variant == Variant::Native) return run_native(ctx, shape, alpha, A, B, beta, C);
+  return run_emulated(ctx, plan, shape, alpha, A, B, beta, C, workspace);
+}
+
+ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& s, double beta, double* C) {
+  OZ_CUDA_TRY(kernels::launch_scale_c(s.m, s.n, beta, C, s.ldc, ctx.stream));
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+bool probe_build(DeviceDesc* dev) {
+  // Both products' kernels of a family are built under the same condition (CMakeLists.txt).
+  dev->sm90_kernels = kernels::fused_sm90_built() && kernels::b2b_sm90_built();
+  dev->portable_kernels = kernels::fused_portable_built() && kernels::b2b_portable_built();
+  if (kernels::check_kernel_image() != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace dispatch
+}  // namespace ozgemm

@@ -1,0 +1,44 @@
+// src/dispatch/dispatch.hpp — the dispatch layer: the ONLY code that includes kernel headers and
+// launches kernels. It maps a Plan (src/plan) to kernel launches and cuBLAS/cuBLASLt calls and
+// decides nothing: every choice is already in the plan. Also reports what the build carries for a
+// device (the planner's DeviceDesc flags).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "ozgemm/ozgemm.h"
+#include "ozgemm/problem.hpp"
+#include "ozgemm/types.hpp"
+#include "plan/planner.hpp"
+
+namespace ozgemm {
+
+class Int8GemmLt;
+
+namespace dispatch {
+
+// What a launch needs besides the plan: the caller's stream and the libraries' handles.
+struct ExecContext {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;  // native DGEMM
+  Int8GemmLt* lt = nullptr;         // the unfused path's INT8 GEMMs
+  bool autotune = true;             // time cuBLASLt candidates per shape
+  // Instrumentation (ozgemm::set_phase_events): 5 events recorded around the phases
+  // max-reduce | slicing | products | epilogue, or nullptr.
+  cudaEvent_t* phase_events = nullptr;
+};
+
+// Runs plan.variant (Native, Unfused, PartiallyFused or FullyFused); workspace holds
+// plan.workspace_bytes bytes (none for Native).
+ozgemmStatus_t run(const ExecContext& ctx, const Plan& plan, const GemmShape& shape, double alpha, const double* A,
+                   const double* B, double beta, double* C, void* workspace);
+// C = beta * C (beta == 0: C = 0 without reading it), the BLAS quick return for k == 0 or alpha == 0.
+ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& shape, double beta, double* C);
+
+// Fills dev's kernel flags (sm90_kernels, portable_kernels) for the current device; false when
+// this build has no device code that runs on it (OZGEMM_CUDA_ARCHITECTURES).
+bool probe_build(DeviceDesc* dev);
+
+}  // namespace dispatch
+}  // namespace ozgemm

@@ -1,0 +1,65 @@
+// The AUTO rules (auto_rules.hpp), each with the measurement it comes from.
+#include "plan/auto_rules.hpp"
+
+#include <algorithm>
+
+#include "ozgemm/numerics/ozaki1.hpp"
+
+namespace ozgemm {
+
+namespace {
+// Datasheet dense rates (TOPS / TFLOPS) by compute capability, for the roofline choice.
+struct ArchRates {
+  int cc;
+  double int8_tops, fp64_tflops;
+};
+constexpr ArchRates kArchRates[] = {
+    {75, 130.0, 0.25},   // T4-class Turing
+    {80, 624.0, 19.5},   // A100 (FP64 tensor cores)
+    {86, 284.0, 0.6},    // RTX 30 / A40-class Ampere
+    {87, 275.0, 0.4},    // Orin
+    {89, 733.0, 1.4},    // L40S / RTX 4090-class Ada
+    {90, 1979.0, 67.0},  // H100 / H200 SXM
+    {100, 4500.0, 40.0}, // B200
+};
+
+// Hopper (sm_90), measured on an H100 SXM, 2026-11-21 (bench/results/2026-11-21-h100-variants,
+// measured by `bash bench/device_session.sh`, winners tabulated by
+// `bench/summarize.py <results> --tuning`): native DGEMM 51-60 TFLOPS at every benchmarked shape.
+// Emulation won only with 6 slices at 8192^3 (partially fused 61.6, unfused 61.5 vs native 57.0);
+// at 4096^3 with 6 slices native still won (60.0 vs 57.0). With 7 or 8 slices native won
+// everywhere (best emulated: 47.0 TFLOPS at 16384^3, 7 slices).
+struct HopperRule {
+  int max_slices;
+  int64_t min_mn, min_k;  // min(m, n) and k at least
+  Variant variant;
+};
+constexpr HopperRule kHopperRules[] = {
+    {6, 8192, 8192, Variant::PartiallyFused},
+};
+}  // namespace
+
+Variant auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev) {
+  if (!dev.has_int8_tensor_cores()) return Variant::Native;
+  if (dev.is_hopper()) {
+    for (const auto& r : kHopperRules)
+      if (slices <= r.max_slices && std::min(shape.m, shape.n) >= r.min_mn && shape.k >= r.min_k) return r.variant;
+    return Variant::Native;
+  }
+  const ArchRates* best = nullptr;  // the closest known architecture not newer
+  for (const auto& r : kArchRates)
+    if (r.cc <= dev.cc() && (!best || r.cc > best->cc)) best = &r;
+  const double products = numerics::triangle_products(slices);
+  const double emulated_tflops = best->int8_tops / products * kEmulationEfficiency;
+  return emulated_tflops > best->fp64_tflops ? Variant::Unfused : Variant::Native;
+}
+
+// Measured on an H200, 2026-11-21, 7 slices (bench/results/2026-11-21-h200-ksplit-accumulators):
+// registers won with one k-block (8192^3: 41.9 vs 34.3 TFLOPS; 4096^3: 43.4 vs 26.7) and the
+// global accumulator's larger tile won with k-blocks (2048 x 2048 x 65536: 39.4 vs 30.7). The
+// portable kernels: registers 19.1 / 19.0 vs 17.5 / 16.2, global 18.8 vs 18.4 at the large k.
+FusedAccumulator auto_accumulator(KernelFamily, int64_t kblocks) {
+  return kblocks > 1 ? FusedAccumulator::Global : FusedAccumulator::Registers;
+}
+
+}  // namespace ozgemm

@@ -1,0 +1,24 @@
+// src/plan/auto_rules.hpp — what AUTO means, as measured: the variant a device runs fastest at a
+// given slice count, and the fully fused kernel's accumulator. Each rule names the measurement
+// behind it (auto_rules.cpp). Only the planner (planner.cpp) calls these.
+#pragma once
+
+#include <cstdint>
+
+#include "ozgemm/problem.hpp"
+#include "ozgemm/types.hpp"
+
+namespace ozgemm {
+
+// The variant expected to be fastest for `shape` at `slices` slices (the slice count is the
+// accuracy the caller asked for). Hopper: a table measured on H100; native DGEMM unless the table
+// says an emulated variant won there. Other architectures follow the roofline: emulation is chosen
+// when the INT8 rate divided by the s(s+1)/2 products, derated by kEmulationEfficiency, exceeds the
+// FP64 rate. Returns Native, Unfused or PartiallyFused; the planner checks the fused kernels exist.
+Variant auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev);
+constexpr double kEmulationEfficiency = 0.6;  // unfused end-to-end vs INT8 peak (H100: 41.2 / 70.7 at s = 7)
+
+// What FusedAccumulator::Auto means for a fully fused plan with `kblocks` k-blocks.
+FusedAccumulator auto_accumulator(KernelFamily family, int64_t kblocks);
+
+}  // namespace ozgemm

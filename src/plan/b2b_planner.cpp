@@ -1,0 +1,172 @@
+// The back-to-back GEMM's planner (b2b_planner.hpp).
+#include "plan/b2b_planner.hpp"
+
+#include <algorithm>
+
+#include "kernels/b2b/policy.hpp"
+
+namespace ozgemm {
+namespace b2b {
+
+const char* residency_name(Residency r) { return r == Residency::Register ? "register" : "shared"; }
+const char* type_name(DataType t) { return t == DataType::S8 ? "int8" : "fp16"; }
+
+namespace {
+using kernels::B2bPortablePolicy;
+using kernels::B2bSm90Policy;
+
+int elem_bytes(DataType t) { return t == DataType::S8 ? 1 : 2; }
+size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+// Rows of all problems together: m (per batch) or the sum of the groups.
+int64_t total_rows(const Problem& p) {
+  if (p.group_m.empty()) return p.m;
+  int64_t rows = 0;
+  for (int64_t gm : p.group_m) rows += gm;
+  return rows;
+}
+
+// Why the problem is outside the limits both fused families share (empty: inside).
+std::string common_limits(const Problem& p, Residency r) {
+  if (p.type != DataType::F16 && p.type != DataType::S8) return "unknown data type";
+  if (p.m < 0 || p.k0 < 0 || p.n0 < 0 || p.n1 < 0) return "sizes must be >= 0";
+  if (!kernels::b2b_tile_n(p.n0))
+    return "n0 = " + std::to_string(p.n0) + " must be 64, 128 or 256 (one CTA owns all of D0's columns)";
+  if (!kernels::b2b_tile_n(p.n1))
+    return "n1 = " + std::to_string(p.n1) + " must be 64, 128 or 256 (one CTA owns all of D1's columns)";
+  const int eb = elem_bytes(p.type);
+  const int64_t chunk = kernels::kB2bChunkK * 2 / eb;  // elements in 64 bytes
+  if (p.k0 < chunk || p.k0 % chunk != 0)
+    return "k0 = " + std::to_string(p.k0) + " must be a positive multiple of " + std::to_string(chunk) + " for " +
+           type_name(p.type);
+  if (p.type == DataType::S8 && p.k0 > kernels::kB2bMaxK0Int8)
+    return "int8: k0 must be <= " + std::to_string(kernels::kB2bMaxK0Int8) + " (int32 accumulation exact)";
+  const int64_t d0_regs = p.n0 * eb / 8;
+  if (r == Residency::Register && d0_regs + p.n1 / 2 > B2bPortablePolicy::kRegisterBudget)
+    return "register residency holds " + std::to_string(d0_regs) +
+           " packed D0 + n1/2 accumulator registers a thread in GEMM 1 (" + std::to_string(d0_regs + p.n1 / 2) +
+           " > " + std::to_string(B2bPortablePolicy::kRegisterBudget) + "): use shared-memory residency";
+  return {};
+}
+
+// Why the Hopper kernel cannot run the problem (empty: it can).
+std::string sm90_limits(const Problem& p, Residency r) {
+  if (p.type != DataType::F16) return "the Hopper b2b kernel is fp16 only";
+  if (r != Residency::Register) return "the Hopper b2b kernel is register-resident only";
+  if (!B2bSm90Policy::supports_n0(p.n0)) return "the Hopper b2b kernel needs n0 = 64 or 128";
+  if (p.k0 % B2bSm90Policy::kTileK != 0)
+    return "the Hopper b2b kernel needs k0 to be a multiple of " + std::to_string(B2bSm90Policy::kTileK);
+  return {};
+}
+
+// Limits of the batch, strides and groups (every path).
+std::string batch_limits(const Problem& p) {
+  const int eb = elem_bytes(p.type);
+  for (int64_t st : {p.stride_a0, p.stride_b0, p.stride_b1, p.stride_c1, p.stride_d1})
+    if (st < 0 || (st * eb) % kernels::kB2bStrideAlignBytes != 0) return "batch strides must be >= 0 and multiples of 16 bytes";
+  if (p.stride_bias0 < 0) return "batch strides must be >= 0";
+  if (p.batch < 1 || p.batch > kernels::kB2bMaxBatch) return "batch must be in 1.." + std::to_string(kernels::kB2bMaxBatch);
+  if (!p.group_m.empty()) {
+    if (p.batch != 1) return "grouped problems are not batched (batch must be 1)";
+    for (int64_t gm : p.group_m)
+      if (gm < 0) return "every group's m must be >= 0";
+  }
+  if (total_rows(p) > (int64_t(1) << 40)) return "m too large";
+  return {};
+}
+}  // namespace
+
+std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev, Plan* out, Refusal* refusal) {
+  *refusal = Refusal::Problem;
+  if (o.residency != Residency::Register && o.residency != Residency::Shared) return "unknown residency";
+  if (!family_name(o.family)) return "unknown kernel family";
+  std::string why = batch_limits(p);
+  if (!why.empty()) return why;
+  Plan plan;
+  plan.options = o;
+  const int eb = elem_bytes(p.type);
+  const int64_t rows = total_rows(p);
+  size_t off = 0;
+  if (o.unfused) {
+    if (p.type != DataType::F16 && p.type != DataType::S8) return "unknown data type";
+    if (p.m < 0 || p.k0 < 0 || p.n0 < 0 || p.n1 < 0) return "sizes must be >= 0";
+    if (p.type == DataType::S8 && p.k0 > kernels::kB2bMaxK0Int8)
+      return "int8: k0 must be <= " + std::to_string(kernels::kB2bMaxK0Int8) + " (int32 accumulation exact)";
+    if (!dev.has_int8_tensor_cores() && p.type == DataType::S8) {
+      *refusal = Refusal::Device;
+      return "the int8 baseline needs INT8 tensor cores (compute capability 7.5 or newer)";
+    }
+    // D0 for all batches / groups; int8: then one int32 GEMM output (the larger of m x n0 and
+    // m x n1 of one problem at a time) and cuBLASLt's scratch; fp16: bias0 as fp16 per batch.
+    plan.off_d0 = off;
+    off = align256(off + size_t(rows) * size_t(p.n0) * size_t(eb) * size_t(p.batch));
+    if (p.type == DataType::S8) {
+      int64_t one = p.m;
+      if (!p.group_m.empty()) one = *std::max_element(p.group_m.begin(), p.group_m.end());
+      plan.off_acc = off;
+      off = align256(off + size_t(std::max<int64_t>(one, 0)) * size_t(std::max(p.n0, p.n1)) * 4);
+      plan.off_scratch = off;
+      off = align256(off + kB2bLtScratchBytes);
+    } else {
+      plan.off_bias16 = off;
+      off = align256(off + size_t(p.n0) * 2 * size_t(p.batch));
+    }
+    plan.workspace_bytes = off;
+    *out = plan;
+    *refusal = Refusal::None;
+    return {};
+  }
+  why = common_limits(p, o.residency);
+  if (!why.empty()) return why;
+  // The family: Auto takes the Hopper kernel wherever it applies (measured faster than the
+  // portable kernels on every shape it supports, H100, docs/b2b.md), the portable one otherwise.
+  KernelFamily family = o.family;
+  if (family == KernelFamily::Auto)
+    family = dev.is_hopper() && dev.sm90_kernels && sm90_limits(p, o.residency).empty() ? KernelFamily::Sm90
+                                                                                          : KernelFamily::Portable;
+  if (family == KernelFamily::Sm90) {
+    why = sm90_limits(p, o.residency);
+    if (!why.empty()) return why;
+    *refusal = Refusal::Device;
+    if (!dev.is_hopper()) return "the Hopper b2b kernel needs a compute capability 9.0 GPU";
+    if (!dev.sm90_kernels) return "this build has no sm_90a b2b kernel (OZGEMM_CUDA_ARCHITECTURES, CUTLASS headers)";
+  } else {
+    *refusal = Refusal::Device;
+    if (dev.cc_major < 8) return "the fused b2b kernels need compute capability 8.0 or newer";
+    if (!dev.portable_kernels) return "this build has no portable b2b kernels (CUTLASS headers missing)";
+  }
+  plan.family = family;
+  const int64_t tile_m = kernels::kB2bTileM;
+  if (p.group_m.empty()) {
+    plan.grid_tiles = (p.m + tile_m - 1) / tile_m;
+  } else {
+    plan.groups = static_cast<int>(p.group_m.size());
+    for (int64_t gm : p.group_m) plan.grid_tiles += (gm + tile_m - 1) / tile_m;
+    plan.off_table = off;
+    off = align256(off + (3 * size_t(plan.groups) + 1) * sizeof(int64_t));
+  }
+  if (plan.grid_tiles > 0x7fffffffLL) {
+    *refusal = Refusal::Problem;
+    return "m too large for the grid";
+  }
+  plan.workspace_bytes = off;
+  *out = plan;
+  *refusal = Refusal::None;
+  return {};
+}
+
+void fill_group_table(const Problem& p, int64_t* table) {
+  const size_t groups = p.group_m.size();
+  int64_t row = 0, tile = 0;
+  for (size_t g = 0; g < groups; ++g) {
+    table[g] = row;
+    table[groups + g] = p.group_m[g];
+    table[2 * groups + g] = tile;
+    row += p.group_m[g];
+    tile += (p.group_m[g] + kernels::kB2bTileM - 1) / kernels::kB2bTileM;
+  }
+  table[3 * groups] = tile;
+}
+
+}  // namespace b2b
+}  // namespace ozgemm

@@ -1,0 +1,80 @@
+// src/plan/planner.hpp — turns a problem and the caller's options into a Plan (plain data): the
+// ONE place where the kernel path is decided (AUTO resolved, kernel family chosen, fused requests
+// that a problem does not fit turned into unfused with the reason recorded), sizes and workspace
+// laid out. The dispatch layer (src/dispatch) maps a Plan to launches and does nothing else.
+// Host-only C++; reads the kernels' configurations from kernels/dgemm/policy.hpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernels/dgemm/policy.hpp"
+#include "ozgemm/numerics/slice_layout.hpp"
+#include "ozgemm/problem.hpp"
+#include "ozgemm/types.hpp"
+
+namespace ozgemm {
+
+// What the caller asked for (the handle's settings and the call's shape).
+struct Request {
+  GemmShape shape;
+  int slices = kDefaultSlices;  // 1..kMaxSlices
+  Variant variant = Variant::Auto;
+  KernelFamily family = KernelFamily::Auto;
+  FusedAccumulator accumulator = FusedAccumulator::Auto;
+};
+
+struct Plan {
+  Variant variant = Variant::Native;          // what runs: Native, Unfused, PartiallyFused, FullyFused
+  Variant requested = Variant::Auto;           // what was asked for
+  std::string fallback;                        // why a requested fused variant runs unfused (empty: it does not)
+  KernelFamily family = KernelFamily::Auto;    // fused variants: Sm90 or Portable
+  FusedAccumulator accumulator = FusedAccumulator::Auto;  // fully fused: Registers or Global
+  kernels::FusedMode mode = kernels::FusedMode::Partial;  // fused variants
+  kernels::TileShape tile;                     // fused variants
+  int slices = kDefaultSlices;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t m_pad = 0, n_pad = 0;                // rows of the sliced operands (multiples of kRowAlign)
+  int64_t kblock = 0, kblocks = 0;             // k-blocking within the int32 exactness bound
+  numerics::SliceLayout slices_a, slices_b;    // A reversed, B in order (numerics/slice_layout.hpp)
+  // Workspace layout (byte offsets, each 256-aligned).
+  size_t off_shift_a = 0, off_shift_b = 0, off_flag_a = 0, off_flag_b = 0;
+  size_t off_slices_a = 0, off_slices_b = 0, off_diag = 0, off_spill = 0, off_lt_workspace = 0;
+  size_t workspace_bytes = 0;
+  // Unfused and partially fused: the products and the epilogue run over chunks of m_chunk x
+  // n_chunk entries of C (multiples of kRowAlign; partially fused: of kFusedChunkAlign) so the int32
+  // planes stay within diag_buffer_cap; planes.ld = m_chunk, planes.cols = n_chunk, at off_diag.
+  // Columns are chunked first; rows only when even kMinChunkCols columns of all rows do not fit.
+  int64_t m_chunk = 0, n_chunk = 0;
+  numerics::PlaneLayout planes;
+  // Fully fused with kblocks > 1: int64 running sums at off_spill (numerics::SpillLayout).
+  int64_t spill_entries = 0;
+  // Fully fused with the Global accumulator: FP64 entries (r, c) at off_diag + 8 * (r + c * m_pad).
+  int64_t acc_entries = 0;
+
+  bool emulated() const { return variant != Variant::Native; }
+  bool fused() const { return variant == Variant::PartiallyFused || variant == Variant::FullyFused; }
+};
+
+// Upper bound on the int32 diagonal planes of one chunk (bytes): an eighth of the device memory,
+// between kDiagBufferMin and kDiagBufferCap. Large enough that square problems up to 16384 with 7
+// slices run in one chunk on an 80 GB GPU.
+constexpr int64_t kDiagBufferCap = int64_t(16) << 30;
+constexpr int64_t kDiagBufferMin = int64_t(256) << 20;
+int64_t diag_buffer_cap(const DeviceDesc& dev);
+constexpr int64_t kMinChunkCols = 256;  // columns per chunk at least, before rows are chunked too
+
+// Can the device and build run `variant` with kernel family `family` at all (any problem)?
+// Empty string: yes; otherwise why not (no INT8 tensor cores, no Hopper GPU for Sm90, kernels not
+// built). Auto family resolves to Sm90 on compute capability 9.0, Portable elsewhere.
+std::string variant_unavailable(Variant variant, KernelFamily family, const DeviceDesc& dev);
+
+// The plan for a request. Empty string on success; otherwise why it cannot be planned (invalid
+// shape or slice count, or a variant/family this device or build cannot run). A fused variant that
+// the problem does not fit (grid or spill buffer past the kernels' limits) is planned unfused, with
+// Plan::fallback saying why. AUTO takes the rule of src/plan/auto_rules.hpp. Empty problems (m, n
+// or k == 0) are planned like any other; the API's BLAS quick returns never run them.
+std::string plan(const Request& request, const DeviceDesc& dev, Plan* plan);
+
+}  // namespace ozgemm

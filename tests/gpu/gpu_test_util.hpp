@@ -1,0 +1,54 @@
+// tests/gpu/gpu_test_util.hpp — what every GPU test shares: the GPU check and the random seed.
+//
+// Seeds: one suite seed per test binary, from OZGEMM_TEST_SEED or else random, printed before the
+// first test ("[ seed ] ... OZGEMM_TEST_SEED=<n> reproduces this run"). Each test draws from its
+// own generator, seeded from the suite seed and the test's name, so a failing test repeats alone
+// with the same inputs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <string>
+
+#include "ozgemm/ozgemm.hpp"
+
+namespace oztest {
+
+inline uint64_t suite_seed() {
+  static const uint64_t seed = [] {
+    if (const char* env = std::getenv("OZGEMM_TEST_SEED")) return static_cast<uint64_t>(std::strtoull(env, nullptr, 10));
+    return (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  }();
+  return seed;
+}
+
+class SeedPrinter : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::cout << "[ seed     ] suite seed " << suite_seed() << " (OZGEMM_TEST_SEED=" << suite_seed()
+              << " reproduces this run)" << std::endl;
+  }
+};
+inline ::testing::Environment* const kSeedPrinter = ::testing::AddGlobalTestEnvironment(new SeedPrinter);
+
+// The current test's generator: the suite seed mixed with the test's full name.
+inline std::mt19937_64 test_rng() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "";
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return std::mt19937_64(suite_seed() ^ h);
+}
+
+}  // namespace oztest
+
+// Skips the test (visibly, with the reason) when there is no usable GPU.
+#define OZTEST_REQUIRE_GPU()                                  \
+  do {                                                        \
+    std::string why_;                                         \
+    if (!ozgemm::gpu_available(&why_)) GTEST_SKIP() << why_;  \
+  } while (0)

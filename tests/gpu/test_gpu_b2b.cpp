@@ -1,0 +1,342 @@
+// GPU tests of the back-to-back GEMM: fused kernels (both residencies, portable and Hopper) and the
+// cuBLASLt unfused pair against the host reference, through the public plan/run sequence. Skipped
+// visibly without a GPU. The planner's limits and the host reference are tested on the CPU
+// (tests/cpu/test_b2b_cpu.cpp).
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "b2b_test_problems.hpp"
+#include "gpu/gpu_test_util.hpp"
+#include "ozgemm/b2b.hpp"
+#include "ozgemm/ozgemm.hpp"
+#include "ozgemm/reference/b2b.hpp"
+
+using namespace ozgemm::b2b;
+using ozgemm::KernelFamily;
+using oztest::batched_shape;
+using oztest::grouped_shape;
+using oztest::shape;
+using oztest::total_rows;
+
+namespace {
+
+template <class E>
+struct DataT {
+  std::vector<E> a0, b0, b1, c1;
+  std::vector<float> bias;
+};
+using Data = DataT<uint16_t>;
+
+// Small integers (exact fp32 sums) or real values in [-1, 1].
+Data make_data(const Problem& p, int64_t rows, bool integers, std::mt19937& rng) {
+  Data d;
+  std::uniform_int_distribution<int> di(-2, 2);
+  std::uniform_real_distribution<float> dr(-1.0f, 1.0f);
+  auto val = [&] { return integers ? float(di(rng)) : dr(rng); };
+  const int batch = p.group_m.empty() ? p.batch : 1;
+  d.a0.resize(size_t(batch) * rows * p.k0);
+  d.b0.resize(size_t(batch) * p.n0 * p.k0);
+  d.b1.resize(size_t(batch) * p.n1 * p.n0);
+  d.c1.resize(size_t(batch) * rows * p.n1);
+  d.bias.resize(size_t(batch) * p.n0);
+  for (auto& x : d.a0) x = float_to_half(val());
+  for (auto& x : d.b0) x = float_to_half(val());
+  for (auto& x : d.b1) x = float_to_half(integers ? float(di(rng) / 2) : val() / 8);  // keep D1 in range
+  for (auto& x : d.c1) x = float_to_half(val());
+  for (auto& x : d.bias) x = integers ? float(di(rng)) : val();
+  return d;
+}
+
+template <class T>
+T* to_device(const std::vector<T>& v) {
+  T* p = nullptr;
+  EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(1, v.size()) * sizeof(T)), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  return p;
+}
+
+enum class Path { Register, Shared, Unfused, RegisterSm90, RegisterAuto };
+const char* path_name(Path p) {
+  switch (p) {
+    case Path::Register: return "register";
+    case Path::Shared: return "shared";
+    case Path::Unfused: return "unfused";
+    case Path::RegisterSm90: return "register-sm90";
+    case Path::RegisterAuto: return "register-auto";
+  }
+  return "?";
+}
+Options options_of(Path path) {
+  switch (path) {
+    case Path::Register: return Options{false, Residency::Register, KernelFamily::Portable};
+    case Path::Shared: return Options{false, Residency::Shared, KernelFamily::Portable};
+    case Path::Unfused: return Options{true, Residency::Register, KernelFamily::Auto};
+    case Path::RegisterSm90: return Options{false, Residency::Register, KernelFamily::Sm90};
+    case Path::RegisterAuto: return Options{false, Residency::Register, KernelFamily::Auto};
+  }
+  return Options{};
+}
+
+// One handle for the whole binary (device facts read once, as users would).
+ozgemm::Handle& handle() {
+  static ozgemm::Handle* h = new ozgemm::Handle();
+  return *h;
+}
+
+// Runs one path through the public plan/run sequence with a workspace of exactly the planned size;
+// returns D1 (rows x n1 per batch). E: uint16_t (fp16 bits) or int8_t.
+template <class E>
+std::vector<E> run_gpu(const Problem& p, const DataT<E>& d, int64_t rows, Path path) {
+  Plan plan;
+  std::string why;
+  EXPECT_EQ(ozgemm::b2b::plan(handle().get(), p, options_of(path), &plan, &why), OZGEMM_STATUS_SUCCESS)
+      << path_name(path) << ": " << why;
+  E *a0 = to_device(d.a0), *b0 = to_device(d.b0), *b1 = to_device(d.b1), *c1 = to_device(d.c1);
+  float* bias = to_device(d.bias);
+  const int batch = p.group_m.empty() ? p.batch : 1;
+  // Poison: NaN for fp16; for int8 a value the results rarely take everywhere.
+  std::vector<E> out(size_t(batch) * rows * p.n1, sizeof(E) == 2 ? E(0x7e00) : E(0x55));
+  E* d1 = to_device(out);
+  Arguments a;
+  a.a0 = a0;
+  a.b0 = b0;
+  a.bias0 = bias;
+  a.b1 = b1;
+  a.c1 = c1;
+  a.d1 = d1;
+  void* ws = nullptr;
+  EXPECT_EQ(cudaMalloc(&ws, std::max<size_t>(256, plan.workspace_bytes)), cudaSuccess);
+  EXPECT_EQ(cudaMemset(ws, 0x5a, std::max<size_t>(256, plan.workspace_bytes)), cudaSuccess);  // garbage must not matter
+  EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, p, a, ws, plan.workspace_bytes), OZGEMM_STATUS_SUCCESS)
+      << path_name(path);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(out.data(), d1, out.size() * sizeof(E), cudaMemcpyDeviceToHost), cudaSuccess);
+  for (void* ptr : {(void*)a0, (void*)b0, (void*)b1, (void*)c1, (void*)bias, (void*)d1, ws}) cudaFree(ptr);
+  return out;
+}
+
+// Register residency where the planner allows it; where it refuses, the refusal must be the
+// register budget (never a silent skip).
+bool register_allowed(const Problem& p, const std::string& what) {
+  Plan plan;
+  std::string why;
+  if (ozgemm::b2b::plan(handle().get(), p, options_of(Path::Register), &plan, &why) == OZGEMM_STATUS_SUCCESS) return true;
+  EXPECT_NE(why.find("shared-memory residency"), std::string::npos) << what << ": unexpected refusal: " << why;
+  std::cout << "[ note     ] " << what << ": register residency refused as documented (" << why << ")" << std::endl;
+  return false;
+}
+
+class GpuB2b : public ::testing::Test {
+ protected:
+  void SetUp() override { OZTEST_REQUIRE_GPU(); }
+  std::mt19937 rng{static_cast<uint32_t>(oztest::test_rng()())};
+};
+
+void expect_equal(const std::vector<uint16_t>& got, const std::vector<uint16_t>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i] && bad++ < 5)
+      ADD_FAILURE() << what << ": element " << i << " got " << half_to_float(got[i]) << " want "
+                    << half_to_float(want[i]);
+  EXPECT_EQ(bad, 0) << what;
+}
+
+TEST_F(GpuB2b, IntegerInputsExactForBothResidenciesAndTheUnfusedPair) {
+  struct S {
+    int64_t m, k0, n0, n1;
+    float alpha0, alpha1, beta1;
+  };
+  for (S s : {S{1000, 576, 64, 128, 1, 1, 0}, S{777, 64, 128, 64, 0.5f, 1, 1}, S{129, 96, 256, 128, 1, 0.5f, 2},
+              S{64, 32, 64, 256, 1, 1, 0}, S{300, 128, 256, 256, 1, 1, 1}, S{1, 32, 128, 128, 1, 1, 0}}) {
+    Problem p = shape(s.m, s.k0, s.n0, s.n1);
+    p.alpha0 = s.alpha0;
+    p.alpha1 = s.alpha1;
+    p.beta1 = s.beta1;
+    const Data d = make_data(p, p.m, true, rng);
+    std::vector<uint16_t> want(size_t(p.m) * p.n1);
+    reference(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    const std::string what = "m=" + std::to_string(s.m) + " k0=" + std::to_string(s.k0) + " n0=" +
+                             std::to_string(s.n0) + " n1=" + std::to_string(s.n1);
+    if (register_allowed(p, what)) expect_equal(run_gpu(p, d, p.m, Path::Register), want, "register " + what);
+    expect_equal(run_gpu(p, d, p.m, Path::Shared), want, "shared " + what);
+    expect_equal(run_gpu(p, d, p.m, Path::Unfused), want, "unfused " + what);
+  }
+}
+
+// fp16 integer inputs through `paths`, each equal to the host reference.
+void check_f16_paths(const Problem& p, std::initializer_list<Path> paths, const std::string& what, std::mt19937& rng) {
+  const int64_t rows = total_rows(p);
+  const Data d = make_data(p, rows, true, rng);
+  std::vector<uint16_t> want(size_t(p.group_m.empty() ? p.batch : 1) * rows * p.n1);
+  reference(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+  for (Path path : paths) expect_equal(run_gpu(p, d, rows, path), want, what + " path " + path_name(path));
+}
+
+TEST_F(GpuB2b, BatchedAndGrouped) {
+  check_f16_paths(batched_shape(333, 64, 64, 128), {Path::Register, Path::Shared, Path::Unfused}, "batched", rng);
+  check_f16_paths(grouped_shape(64, 128, 64), {Path::Register, Path::Shared, Path::Unfused}, "grouped", rng);
+}
+
+TEST_F(GpuB2b, RealInputsWithinTolerance) {
+  // Different fp32 summation orders; D0 is rounded to fp16 between the GEMMs, so a D0 element
+  // can differ by one fp16 ulp (2^-11 relative), and D1 by the sum of n0 such differences.
+  Problem p = shape(1000, 256, 128, 128);
+  p.relu0 = true;
+  p.relu1 = false;
+  const Data d = make_data(p, p.m, false, rng);
+  std::vector<uint16_t> want(size_t(p.m) * p.n1);
+  reference(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+  for (Path path : {Path::Register, Path::Shared, Path::Unfused}) {
+    const auto got = run_gpu(p, d, p.m, path);
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double w = half_to_float(want[i]), x = half_to_float(got[i]);
+      ASSERT_TRUE(std::isfinite(x)) << i;
+      worst = std::max(worst, std::fabs(x - w) / (1.0 + std::fabs(w)));
+    }
+    EXPECT_LT(worst, 2e-2) << "path " << path_name(path);
+  }
+}
+
+// int8: any int8 inputs; every step is deterministic, so all paths equal the host reference.
+DataT<int8_t> make_data_s8(const Problem& p, int64_t rows, std::mt19937& rng) {
+  DataT<int8_t> d;
+  std::uniform_int_distribution<int> di(-128, 127);
+  const int batch = p.group_m.empty() ? p.batch : 1;
+  auto fill = [&](std::vector<int8_t>& v, size_t n) {
+    v.resize(n);
+    for (auto& x : v) x = int8_t(di(rng));
+  };
+  fill(d.a0, size_t(batch) * rows * p.k0);
+  fill(d.b0, size_t(batch) * p.n0 * p.k0);
+  fill(d.b1, size_t(batch) * p.n1 * p.n0);
+  fill(d.c1, size_t(batch) * rows * p.n1);
+  d.bias.resize(size_t(batch) * p.n0);
+  for (auto& x : d.bias) x = float(di(rng)) / 2;
+  return d;
+}
+
+void expect_equal_s8(const std::vector<int8_t>& got, const std::vector<int8_t>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  int64_t bad = 0, saturated = 0, zero = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != want[i] && bad++ < 5)
+      ADD_FAILURE() << what << ": element " << i << " got " << int(got[i]) << " want " << int(want[i]);
+    saturated += want[i] == 127 || want[i] == -128;
+    zero += want[i] == 0;
+  }
+  EXPECT_EQ(bad, 0) << what;
+  // The data must exercise rounding, not only saturation or ReLU's zeros.
+  EXPECT_LT(saturated + zero, int64_t(got.size()) * 9 / 10) << what << ": too few unsaturated, non-zero outputs";
+}
+
+TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
+  struct S {
+    int64_t m, k0, n0, n1;
+    float alpha0, alpha1, beta1;
+    bool relu1;
+  };
+  for (S s : {S{1000, 576, 64, 128, 1.0f / 1024, 1.0f / 512, 0, true}, S{777, 64, 128, 64, 1.0f / 128, 1.0f / 256, 1, false},
+              S{129, 192, 256, 128, 1.0f / 256, 1.0f / 1024, 0.5f, false}, S{64, 64, 64, 256, 1.0f / 100, 1.0f / 300, 0, true},
+              S{300, 128, 256, 256, 1.0f / 200, 1.0f / 700, 0.25f, false}, S{1, 64, 128, 128, 1.0f / 128, 1.0f / 400, 0, false}}) {
+    Problem p = shape(s.m, s.k0, s.n0, s.n1);
+    p.type = DataType::S8;
+    p.alpha0 = s.alpha0;
+    p.alpha1 = s.alpha1;
+    p.beta1 = s.beta1;
+    p.relu1 = s.relu1;
+    const DataT<int8_t> d = make_data_s8(p, p.m, rng);
+    std::vector<int8_t> want(size_t(p.m) * p.n1);
+    reference_s8(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    const std::string what = "int8 m=" + std::to_string(s.m) + " k0=" + std::to_string(s.k0) + " n0=" +
+                             std::to_string(s.n0) + " n1=" + std::to_string(s.n1);
+    ASSERT_TRUE(register_allowed(p, what)) << "int8 packs D0 densely enough for register residency";
+    expect_equal_s8(run_gpu(p, d, p.m, Path::Register), want, "register " + what);
+    expect_equal_s8(run_gpu(p, d, p.m, Path::Shared), want, "shared " + what);
+    expect_equal_s8(run_gpu(p, d, p.m, Path::Unfused), want, "unfused " + what);
+  }
+}
+
+TEST_F(GpuB2b, Int8BatchedAndGrouped) {
+  Problem b = batched_shape(333, 128, 64, 128);
+  Problem g = grouped_shape(64, 128, 64);
+  b.alpha0 = 1.0f / 256, b.alpha1 = 1.0f / 256;
+  g.alpha0 = 1.0f / 128, g.alpha1 = 1.0f / 512;
+  for (Problem* p : {&b, &g}) {
+    p->type = DataType::S8;
+    p->relu1 = false;
+    const int64_t rows = total_rows(*p);
+    const DataT<int8_t> d = make_data_s8(*p, rows, rng);
+    std::vector<int8_t> want(size_t(p->batch) * rows * p->n1);
+    reference_s8(*p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    const std::string what = p->group_m.empty() ? "int8 batched" : "int8 grouped";
+    for (Path path : {Path::Register, Path::Shared, Path::Unfused})
+      expect_equal_s8(run_gpu(*p, d, rows, path), want, what + " path " + path_name(path));
+  }
+}
+
+// The Hopper wgmma kernel against the host reference (integer inputs: exact), every n0 x n1 it
+// supports, partial tiles, alpha/beta, batched and grouped.
+TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
+  {
+    Plan plan;
+    std::string why;
+    if (ozgemm::b2b::plan(handle().get(), shape(128, 64, 64, 64), options_of(Path::RegisterSm90), &plan, &why) ==
+        OZGEMM_STATUS_NOT_SUPPORTED)
+      GTEST_SKIP() << "the Hopper b2b kernel does not run here: " << why;
+    ASSERT_EQ(why, "");
+  }
+  struct S {
+    int64_t m, k0, n0, n1;
+    float alpha0, alpha1, beta1;
+  };
+  for (S s : {S{1000, 576, 64, 128, 1, 1, 0}, S{777, 64, 128, 64, 0.5f, 1, 1}, S{129, 192, 128, 256, 1, 0.5f, 2},
+              S{64, 64, 64, 256, 1, 1, 0}, S{300, 128, 128, 128, 1, 1, 1}, S{1, 64, 64, 64, 1, 1, 0}}) {
+    Problem p = shape(s.m, s.k0, s.n0, s.n1);
+    p.alpha0 = s.alpha0;
+    p.alpha1 = s.alpha1;
+    p.beta1 = s.beta1;
+    const Data d = make_data(p, p.m, true, rng);
+    std::vector<uint16_t> want(size_t(p.m) * p.n1);
+    reference(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    const std::string what =
+        "m=" + std::to_string(s.m) + " k0=" + std::to_string(s.k0) + " n0=" + std::to_string(s.n0) + " n1=" +
+        std::to_string(s.n1);
+    expect_equal(run_gpu(p, d, p.m, Path::RegisterSm90), want, "sm90 " + what);
+    expect_equal(run_gpu(p, d, p.m, Path::RegisterAuto), want, "auto " + what);
+  }
+  check_f16_paths(batched_shape(333, 64, 64, 128), {Path::RegisterSm90}, "sm90 batched", rng);
+  check_f16_paths(grouped_shape(64, 128, 64), {Path::RegisterSm90}, "sm90 grouped", rng);
+}
+
+TEST_F(GpuB2b, RejectsWhatItCannotRun) {
+  Plan plan;
+  std::string why;
+  EXPECT_EQ(ozgemm::b2b::plan(handle().get(), shape(100, 64, 96, 64), options_of(Path::Shared), &plan, &why),
+            OZGEMM_STATUS_INVALID_VALUE);
+  EXPECT_NE(why.find("n0"), std::string::npos) << why;
+  EXPECT_EQ(ozgemm::b2b::plan(nullptr, shape(100, 64, 64, 64), options_of(Path::Shared), &plan), OZGEMM_STATUS_NOT_INITIALIZED);
+  ASSERT_EQ(ozgemm::b2b::plan(handle().get(), shape(100, 64, 64, 64), options_of(Path::Shared), &plan), OZGEMM_STATUS_SUCCESS);
+  Arguments a;  // null pointers
+  EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, shape(100, 64, 64, 64), a, nullptr, 0), OZGEMM_STATUS_INVALID_VALUE);
+  // A grouped problem's plan cannot run a non-grouped problem.
+  ASSERT_EQ(ozgemm::b2b::plan(handle().get(), oztest::grouped_shape(64, 64, 64), options_of(Path::Shared), &plan),
+            OZGEMM_STATUS_SUCCESS);
+  int dummy = 0;
+  a.a0 = a.b0 = a.b1 = &dummy;
+  a.d1 = &dummy;
+  EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, shape(100, 64, 64, 64), a, nullptr, 0), OZGEMM_STATUS_INVALID_VALUE);
+}
+
+}  // namespace

@@ -1,0 +1,63 @@
+// tools/ozgemm/cmd_model.cpp — `ozgemm model`: the roofline model (ozgemm/model/perf_model.hpp) for each
+// variant on the datasheet devices, and on a device of one's own (--int8-tops, --bandwidth).
+// Measured times sit beside these predictions in `ozgemm bench` (same model, with the device's
+// probed INT8 GEMM rate and copy bandwidth) and in docs/performance.md.
+#include <iostream>
+
+#include "cli.hpp"
+#include "ozgemm/model/perf_model.hpp"
+
+namespace ozgemm {
+namespace cli {
+
+int cmd_model(const CliOptions& o) {
+  const Sizes sz = resolve_sizes(o, kDefaultSizeGpu);
+  const int s = o.slices > 0 ? o.slices : 7;
+  std::vector<model::DeviceSpec> devs = model::datasheet_specs();
+  if (o.int8_tops > 0 || o.bandwidth_gbs > 0) {
+    if (!(o.int8_tops > 0 && o.bandwidth_gbs > 0))
+      throw UsageError("--int8-tops and --bandwidth go together");
+    devs.push_back({"custom", o.int8_tops, o.bandwidth_gbs, o.fp64_tflops > 0 ? o.fp64_tflops : 67.0});
+  }
+  const Variant variants[] = {Variant::Unfused, Variant::PartiallyFused, Variant::FullyFused, Variant::Native};
+  if (o.json) {
+    Json j;
+    j.begin_object();
+    j.field("command", "model");
+    json_problem_fields(j, sz, o);
+    j.field("slices", s);
+    j.key("predictions").begin_array();
+    for (const auto& d : devs)
+      for (auto v : variants) {
+        const auto p = model::predict(v, sz.m, sz.n, sz.k, s, o.beta != 0.0, d);
+        j.begin_object();
+        j.field("device", d.name).field("variant", variant_name(v)).field("ms", p.ms);
+        j.field("tflops", p.tflops(sz.m, sz.n, sz.k));
+        for (const auto& ph : p.phases) j.field(ph.name + "_ms", ph.ms);
+        j.end_object();
+      }
+    j.end_array();
+    j.end_object();
+    std::cout << j.str() << "\n";
+    return kExitOk;
+  }
+  std::cout << "roofline model: " << sizes_text(sz) << ", " << s << " slices (" << s * (s + 1) / 2
+            << " INT8 products), beta " << fmt_g(o.beta) << "\n"
+            << "each phase takes max(INT8 ops / INT8 rate, bytes / bandwidth); phases add up\n\n";
+  TextTable t({"device", "variant", "pred. ms", "TFLOPS", "phases (ms)"});
+  for (const auto& d : devs) {
+    for (auto v : variants) {
+      const auto p = model::predict(v, sz.m, sz.n, sz.k, s, o.beta != 0.0, d);
+      std::string ph;
+      for (const auto& x : p.phases) ph += (ph.empty() ? "" : ", ") + x.name + " " + fmt_fixed(x.ms, 3);
+      t.add_row({d.name + " (" + fmt_fixed(d.int8_tops, 0) + " TOPS, " + fmt_fixed(d.bandwidth_gbs, 0) + " GB/s)",
+                 variant_name(v), fmt_fixed(p.ms, 3), fmt_fixed(p.tflops(sz.m, sz.n, sz.k), 1), ph});
+    }
+    t.add_separator();
+  }
+  t.print(std::cout);
+  return kExitOk;
+}
+
+}  // namespace cli
+}  // namespace ozgemm

@@ -1,0 +1,354 @@
+// tools/ozgemm/gpu/cmd_bench.cpp — `ozgemm bench` and the GPU path of `ozgemm run`.
+//
+// Method (docs/benchmarking.md): CUDA events around each run on one stream, warm-up runs
+// first (they also fill cuBLASLt's per-shape algorithm cache), then `iters` timed runs and
+// their median. Inputs rotate over several buffer sets whose total exceeds 3x the L2 cache,
+// so no run finds its operands in L2. Native cuBLAS DGEMM is timed the same way in the same
+// process on the same buffers. TFLOPS = 2 m n k / time. Errors of both against the
+// double-double reference on sampled entries.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <stdexcept>
+#include <thread>
+
+#include "cli.hpp"
+#include "gpu/cuda_check.hpp"
+#include "gpu/event_timer.hpp"
+#include "gpu/probes.hpp"
+#include "ozgemm/model/perf_model.hpp"
+#include "ozgemm/ozgemm.hpp"
+
+namespace ozgemm {
+namespace cli {
+
+namespace {
+
+struct DeviceBuffer {
+  double* p = nullptr;
+  explicit DeviceBuffer(size_t n) { OZ_TOOL_CUDA(cudaMalloc(&p, std::max<size_t>(1, n) * sizeof(double))); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// Like make_problem, but fills column blocks in parallel (each block its own generator
+// seeded from (seed, matrix, block)), so 16384^2 inputs take seconds, not minutes.
+HostProblem make_problem_parallel(const CliOptions& o, const Sizes& s, double phi, uint64_t seed) {
+  HostProblem p = make_problem_layout(o, s, phi);
+  const int64_t a_rows = o.transa == Op::N ? s.m : s.k, a_cols = o.transa == Op::N ? s.k : s.m;
+  const int64_t b_rows = o.transb == Op::N ? s.k : s.n, b_cols = o.transb == Op::N ? s.n : s.k;
+  auto fill = [&](std::vector<double>& v, int64_t rows, int64_t cols, int64_t ld, uint64_t which) {
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<std::thread> pool;
+    const int64_t per = (cols + threads - 1) / threads;
+    for (unsigned t = 0; t < threads; ++t) {
+      const int64_t c0 = t * per, c1 = std::min(cols, c0 + per);
+      if (c0 >= c1) continue;
+      pool.emplace_back([&, c0, c1, t] {
+        std::mt19937_64 rng(seed * 1000003u + which * 7919u + t);
+        ref::fill_phi(v.data() + c0 * ld, rows, c1 - c0, ld, phi, rng);
+      });
+    }
+    for (auto& th : pool) th.join();
+  };
+  fill(p.A, a_rows, a_cols, p.lda, 1);
+  fill(p.B, b_rows, b_cols, p.ldb, 2);
+  if (o.beta != 0.0) fill(p.C0, s.m, s.n, p.ldc, 3);
+  return p;
+}
+
+struct Measured {
+  double ms = 0;                  // median end to end
+  double phase_ms[4] = {0, 0, 0, 0};  // max-reduce, slicing, products, epilogue (emulated only)
+  bool phases = false;
+  ref::ErrorMetrics err;
+  int runs = 0;
+};
+
+// Buffer sets on the device: A, B, C per set; `sets` chosen so they exceed 3x L2.
+struct Sets {
+  std::vector<std::unique_ptr<DeviceBuffer>> A, B, C;
+  int count = 0;
+};
+
+Sets make_sets(const HostProblem& p, int l2_bytes) {
+  const size_t na = p.A.size(), nb = p.B.size(), nc = p.C0.size();
+  const double set_bytes = double(na + nb + nc) * 8.0;
+  int count = static_cast<int>(std::ceil(3.0 * l2_bytes / set_bytes));
+  count = std::max(1, std::min(count, 16));
+  Sets s;
+  s.count = count;
+  for (int i = 0; i < count; ++i) {
+    s.A.emplace_back(new DeviceBuffer(na));
+    s.B.emplace_back(new DeviceBuffer(nb));
+    s.C.emplace_back(new DeviceBuffer(nc));
+    // The same data in every set: the timed work is identical, only its addresses rotate.
+    OZ_TOOL_CUDA(cudaMemcpy(s.A.back()->p, p.A.data(), na * 8, cudaMemcpyHostToDevice));
+    OZ_TOOL_CUDA(cudaMemcpy(s.B.back()->p, p.B.data(), nb * 8, cudaMemcpyHostToDevice));
+  }
+  return s;
+}
+
+// Times `gemm(set)` (which enqueues one GEMM on `stream`): `warmup` untimed runs, then
+// `iters` runs each between two events. C is reset from C0 before each run (not timed)
+// when beta != 0 so every run computes the same thing.
+template <class Gemm>
+std::vector<double> time_runs(const HostProblem& p, Sets& sets, cudaStream_t stream, int warmup, int iters,
+                              Gemm gemm) {
+  return event_times(
+      stream, warmup, iters,
+      [&](int it) {
+        if (p.beta != 0.0)
+          OZ_TOOL_CUDA(cudaMemcpyAsync(sets.C[it % sets.count]->p, p.C0.data(), p.C0.size() * 8,
+                                       cudaMemcpyHostToDevice, stream));
+      },
+      [&](int it) { gemm(it % sets.count); });
+}
+
+// The datasheet spec closest to the device's name (H200 before H100), with the probed copy rate
+// and, when int8_tops > 0, the probed INT8 rate.
+model::DeviceSpec spec_for(const std::string& device, double copy_gbs, double int8_tops) {
+  const auto& specs = model::datasheet_specs();
+  model::DeviceSpec d = specs[0];  // H100-SXM
+  for (const auto& s : specs)
+    if (device.find(s.name.substr(0, 4)) != std::string::npos) d = s;
+  d.bandwidth_gbs = copy_gbs;
+  if (int8_tops > 0) d.int8_tops = int8_tops;
+  return d;
+}
+
+struct BenchResult {
+  Sizes sizes;
+  double copy_gbs = 0, int8_tops = 0;  // probed on this device
+  model::DeviceSpec spec;                // datasheet rates, probed copy rate
+  double model_ms = 0, model_native_ms = 0;
+  double model_measured_ms = 0;          // the same model with the probed INT8 rate
+  int slices = 0;
+  std::string variant;            // what ran
+  std::string requested_variant;  // what was asked for (auto, or a fused variant that fell back)
+  Measured emu, native;
+  std::string device;
+  int sets = 0;
+  int64_t nonfinite_inputs = 0;  // Inf/NaN entries of A, B, C0 (large phi overflows)
+};
+
+BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters, bool want_phases) {
+  if (sz.m > INT32_MAX || sz.n > INT32_MAX || sz.k > INT32_MAX) throw UsageError("sizes must fit in int32");
+  BenchResult r;
+  r.sizes = sz;
+  r.device = gpu_description();
+  const HostProblem p = make_problem_parallel(o, sz, phi, o.seed);
+  cudaDeviceProp prop;
+  int dev = 0;
+  OZ_TOOL_CUDA(cudaGetDevice(&dev));
+  OZ_TOOL_CUDA(cudaGetDeviceProperties(&prop, dev));
+  Sets sets = make_sets(p, prop.l2CacheSize);
+  r.sets = sets.count;
+  cudaStream_t stream;
+  OZ_TOOL_CUDA(cudaStreamCreate(&stream));
+
+  Handle h;
+  h.set_stream(stream);
+  h.set_slices(o.slices > 0 ? o.slices : kDefaultSlices);
+  h.set_variant(static_cast<ozgemmVariant_t>(o.variant));
+  check(ozgemmSetKernelFamily(h.get(), static_cast<ozgemmKernelFamily_t>(o.family)), "ozgemmSetKernelFamily");
+  check(ozgemmSetFusedAccumulator(h.get(), static_cast<ozgemmFusedAccumulator_t>(o.accumulator)),
+        "ozgemmSetFusedAccumulator");
+  r.slices = h.slices();
+  const int m = int(sz.m), n = int(sz.n), k = int(sz.k);
+  // Report what runs: AUTO resolved, and any fallback from a fused variant the problem does not fit.
+  ozgemmVariant_t requested, v;
+  check(ozgemmGetVariant(h.get(), &requested), "ozgemmGetVariant");
+  check(ozgemmGetPlannedVariant(h.get(), to_cublas(p.transa), to_cublas(p.transb), m, n, k, &v),
+        "ozgemmGetPlannedVariant");
+  r.variant = ozgemmGetVariantString(v);
+  r.requested_variant = ozgemmGetVariantString(requested);
+  const int lda = int(p.lda), ldb = int(p.ldb), ldc = int(p.ldc);
+  const double alpha = p.alpha, beta = p.beta;
+  auto emu = [&](int set) {
+    check(ozgemmDgemm(h.get(), to_cublas(p.transa), to_cublas(p.transb), m, n, k, &alpha, sets.A[set]->p, lda,
+                      sets.B[set]->p, ldb, &beta, sets.C[set]->p, ldc),
+          "ozgemmDgemm");
+  };
+  cublasHandle_t cb;
+  if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+  cublasSetStream(cb, stream);
+  auto native = [&](int set) {
+    if (cublasDgemm(cb, to_cublas(p.transa), to_cublas(p.transb), m, n, k, &alpha, sets.A[set]->p, lda,
+                    sets.B[set]->p, ldb, &beta, sets.C[set]->p, ldc) != CUBLAS_STATUS_SUCCESS)
+      throw std::runtime_error("cublasDgemm failed");
+  };
+  const int warmup = 2;
+  auto sample = sample_entries(sz.m, sz.n, kErrorSamples, o.seed + 17);
+  std::vector<double> C(p.C0.size());
+  auto errors_of_set0 = [&](auto&& gemm) {
+    // Poison C, run once on set 0, check sampled entries.
+    if (p.beta != 0.0)
+      OZ_TOOL_CUDA(cudaMemcpy(sets.C[0]->p, p.C0.data(), p.C0.size() * 8, cudaMemcpyHostToDevice));
+    else
+      OZ_TOOL_CUDA(cudaMemset(sets.C[0]->p, 0xff, p.C0.size() * 8));  // NaN pattern
+    gemm(0);
+    OZ_TOOL_CUDA(cudaStreamSynchronize(stream));
+    OZ_TOOL_CUDA(cudaMemcpy(C.data(), sets.C[0]->p, C.size() * 8, cudaMemcpyDeviceToHost));
+    return sampled_errors(p, C.data(), p.ldc, sample);
+  };
+
+  r.emu.runs = iters;
+  r.emu.ms = median(time_runs(p, sets, stream, warmup, iters, emu));
+  r.emu.err = errors_of_set0(emu);
+  r.nonfinite_inputs = nonfinite_inputs(p);
+  if (want_phases && v != OZGEMM_VARIANT_NATIVE) {
+    cudaEvent_t ev[5];
+    for (auto& e : ev) OZ_TOOL_CUDA(cudaEventCreate(&e));
+    set_phase_events(h, ev);
+    std::vector<double> ph[4];
+    for (int it = 0; it < iters; ++it) {
+      emu(it % sets.count);
+      OZ_TOOL_CUDA(cudaEventSynchronize(ev[4]));
+      for (int i = 0; i < 4; ++i) {
+        float ms = 0;
+        OZ_TOOL_CUDA(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+        ph[i].push_back(ms);
+      }
+    }
+    set_phase_events(h, nullptr);
+    for (auto& e : ev) cudaEventDestroy(e);
+    for (int i = 0; i < 4; ++i) r.emu.phase_ms[i] = median(ph[i]);
+    r.emu.phases = true;
+  }
+  r.native.runs = iters;
+  r.native.ms = median(time_runs(p, sets, stream, warmup, iters, native));
+  r.native.err = errors_of_set0(native);
+  cublasDestroy(cb);
+  r.copy_gbs = probe_copy_gbs(stream);
+  r.int8_tops = int8_gemm_tops(8192, stream);
+  r.spec = spec_for(r.device, r.copy_gbs, 0);
+  const Variant mv = static_cast<Variant>(v);
+  r.model_ms = model::predict(mv, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
+  r.model_native_ms = model::predict(Variant::Native, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
+  r.model_measured_ms =
+      model::predict(mv, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, spec_for(r.device, r.copy_gbs, r.int8_tops)).ms;
+  h.set_stream(nullptr);
+  OZ_TOOL_CUDA(cudaStreamSynchronize(stream));
+  cudaStreamDestroy(stream);
+  return r;
+}
+
+double tflops(const Sizes& s, double ms) { return 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e9); }
+
+void print_result(const CliOptions& o, const BenchResult& r, const char* title) {
+  const double products = r.slices * (r.slices + 1) / 2.0;
+  if (o.json) {
+    Json j;
+    j.begin_object();
+    j.field("command", std::string(title));
+    j.field("device", r.device);
+    json_provenance(j);
+    json_problem_fields(j, r.sizes, o);
+    j.field("phi", o.phi.empty() ? 0.5 : o.phi[0]);
+    j.field("slices", r.slices);
+    j.field("variant", r.variant);
+    j.field("requested_variant", r.requested_variant);
+    j.field("family", family_name(o.family));
+    j.field("accumulator", accumulator_name(o.accumulator));
+    j.field("iters", r.emu.runs);
+    j.field("buffer_sets", r.sets);
+    j.key("ozgemm").begin_object();
+    j.field("ms", r.emu.ms).field("tflops", tflops(r.sizes, r.emu.ms));
+    if (r.emu.phases) {
+      j.field("max_reduce_ms", r.emu.phase_ms[0]).field("slicing_ms", r.emu.phase_ms[1]);
+      j.field("products_ms", r.emu.phase_ms[2]).field("epilogue_ms", r.emu.phase_ms[3]);
+      j.field("products_int8_tops", 2.0 * r.sizes.m * r.sizes.n * r.sizes.k * products / (r.emu.phase_ms[2] * 1e9));
+    }
+    json_error_fields(j, r.emu.err);
+    j.end_object();
+    j.field("nonfinite_inputs", r.nonfinite_inputs);
+    j.key("native_dgemm").begin_object();
+    j.field("ms", r.native.ms).field("tflops", tflops(r.sizes, r.native.ms));
+    json_error_fields(j, r.native.err);
+    j.end_object();
+    j.field("speedup_vs_native", r.native.ms / r.emu.ms);
+    j.key("model").begin_object();
+    j.field("spec", r.spec.name).field("int8_tops", r.spec.int8_tops).field("copy_gbs", r.copy_gbs);
+    j.field("ozgemm_ms", r.model_ms).field("native_ms", r.model_native_ms);
+    j.field("measured_int8_tops", r.int8_tops).field("ozgemm_ms_measured_rates", r.model_measured_ms);
+    j.end_object();
+    j.end_object();
+    std::cout << j.str() << "\n";
+    return;
+  }
+  std::cout << "ozgemm " << title << " on " << r.device << ": " << sizes_text(r.sizes) << ", " << r.slices
+            << " slices, variant " << r.variant
+            << (r.variant != r.requested_variant ? " (requested " + r.requested_variant + ")" : std::string())
+            << ", median of " << r.emu.runs << " runs (" << r.sets
+            << " rotating buffer sets)\n";
+  TextTable t({"path", "time ms", "TFLOPS", "normwise", "componentwise", "elementwise"});
+  t.add_row({"ozgemm (" + r.variant + ", " + std::to_string(r.slices) + " slices)", fmt_fixed(r.emu.ms, 3),
+             fmt_fixed(tflops(r.sizes, r.emu.ms), 2), fmt_sci(r.emu.err.normwise), fmt_sci(r.emu.err.componentwise),
+             fmt_sci(r.emu.err.elementwise)});
+  t.add_row({"native cuBLAS DGEMM", fmt_fixed(r.native.ms, 3), fmt_fixed(tflops(r.sizes, r.native.ms), 2),
+             fmt_sci(r.native.err.normwise), fmt_sci(r.native.err.componentwise),
+             fmt_sci(r.native.err.elementwise)});
+  t.print(std::cout);
+  std::cout << "  model (" << r.spec.name << " datasheet INT8 " << fmt_fixed(r.spec.int8_tops, 0)
+            << " TOPS, measured copy " << fmt_fixed(r.copy_gbs, 0) << " GB/s): ozgemm " << fmt_fixed(r.model_ms, 3)
+            << " ms, native " << fmt_fixed(r.model_native_ms, 3) << " ms\n";
+  std::cout << "  model with this device's measured INT8 GEMM rate (" << fmt_fixed(r.int8_tops, 0)
+            << " TOPS, cuBLASLt 8192^3): ozgemm " << fmt_fixed(r.model_measured_ms, 3) << " ms\n";
+  std::cout << "  errors: " << r.emu.err.compared << " of " << kErrorSamples
+            << " sampled entries vs double-double reference; speedup vs native " << fmt_fixed(r.native.ms / r.emu.ms, 2)
+            << "x\n";
+  if (r.nonfinite_inputs > 0 || r.emu.err.compared < int64_t(std::min<int64_t>(kErrorSamples, r.sizes.m * r.sizes.n)))
+    std::cout << "  warning: Inf/NaN: " << r.nonfinite_inputs
+              << " input entries are Inf/NaN (exp(phi * N(0,1)) overflows past phi * N > 709); the errors cover only "
+                 "the finite sampled entries\n";
+  if (r.emu.phases) {
+    const double total = r.emu.phase_ms[0] + r.emu.phase_ms[1] + r.emu.phase_ms[2] + r.emu.phase_ms[3];
+    TextTable ph({"phase", "ms", "share"});
+    const char* names[4] = {"max-reduce", "slicing", "products (INT8 GEMMs)", "epilogue"};
+    for (int i = 0; i < 4; ++i)
+      ph.add_row({names[i], fmt_fixed(r.emu.phase_ms[i], 3), fmt_fixed(100.0 * r.emu.phase_ms[i] / total, 1) + "%"});
+    ph.print(std::cout);
+    std::cout << "  products phase: "
+              << fmt_fixed(2.0 * r.sizes.m * r.sizes.n * r.sizes.k * products / (r.emu.phase_ms[2] * 1e9), 0)
+              << " effective INT8 TOPS (" << int(products) << " products of 2mnk)\n";
+  }
+}
+
+}  // namespace
+
+int cmd_bench(const CliOptions& o) {
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::cerr << "ozgemm: error: bench needs a GPU (" << why << ")\n";
+    return kExitFailure;
+  }
+  const Sizes sz = resolve_sizes(o, kDefaultSizeGpu);
+  const int iters = o.iters > 0 ? o.iters : 20;
+  CliOptions oo = o;
+  if (!o.variant_given) oo.variant = Variant::Unfused;
+  const BenchResult r = measure(oo, sz, o.phi.empty() ? 0.5 : o.phi[0], iters, true);
+  print_result(oo, r, "bench");
+  return kExitOk;
+}
+
+int run_on_gpu(const CliOptions& o) {
+  const Sizes sz = resolve_sizes(o, kDefaultSizeGpu);
+  const int iters = o.iters > 0 ? o.iters : 5;
+  CliOptions oo = o;  // `run` shows the emulation unless a variant is asked for
+  if (!o.variant_given) oo.variant = Variant::Unfused;
+  const BenchResult r = measure(oo, sz, o.phi.empty() ? 0.5 : o.phi[0], iters, false);
+  print_result(oo, r, "run");
+  return kExitOk;
+}
+
+}  // namespace cli
+}  // namespace ozgemm
