@@ -53,7 +53,7 @@ struct Plan {
   Options options;                             // as asked
   KernelFamily family = KernelFamily::Portable;  // fused: the family that runs (Auto resolved)
   int64_t grid_tiles = 0;                      // CTAs along m (over all groups)
-  int groups = 0;                              // grouped problems: number of groups
+  int groups = 0;                              // grouped problems: number of groups (every path)
   size_t workspace_bytes = 0;
   // Workspace layout (byte offsets, 256-aligned). Grouped: the device table of the groups' first
   // rows, sizes and first tiles (3 * groups + 1 int64) at off_table. Unfused: D0 at off_d0, then for

@@ -37,7 +37,7 @@ ozgemmStatus_t run(ozgemmHandle_t h, const Plan& plan, const Problem& p, const A
     }
   }
   const int64_t* table = nullptr;
-  if (plan.groups > 0) {
+  if (plan.groups > 0 && !plan.options.unfused) {
     // Stage the group table in the handle's pinned buffer (the previous copy out of it done first).
     const size_t bytes = (3 * size_t(plan.groups) + 1) * sizeof(int64_t);
     if (h->pinned_free && cudaEventSynchronize(h->pinned_free) != cudaSuccess) return OZGEMM_STATUS_EXECUTION_FAILED;

@@ -42,7 +42,7 @@ ozgemmStatus_t run_fused(const ExecContext& ctx, const Plan& plan, const Problem
   k.stride_c1 = p.stride_c1;
   k.stride_d1 = p.stride_d1;
   int batch = p.batch;
-  if (plan.groups > 0) {
+  if (plan.groups > 0) {  // fused plans of grouped problems stage a table (b2b_api.cpp)
     // The group table, staged by the caller, goes to the workspace with the launch.
     auto* table = reinterpret_cast<int64_t*>(ws + plan.off_table);
     const size_t bytes = (3 * size_t(plan.groups) + 1) * sizeof(int64_t);

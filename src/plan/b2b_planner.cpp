@@ -84,6 +84,7 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
   if (!why.empty()) return why;
   Plan plan;
   plan.options = o;
+  plan.groups = static_cast<int>(p.group_m.size());
   const int eb = elem_bytes(p.type);
   const int64_t rows = total_rows(p);
   size_t off = 0;
@@ -140,7 +141,6 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
   if (p.group_m.empty()) {
     plan.grid_tiles = (p.m + tile_m - 1) / tile_m;
   } else {
-    plan.groups = static_cast<int>(p.group_m.size());
     for (int64_t gm : p.group_m) plan.grid_tiles += (gm + tile_m - 1) / tile_m;
     plan.off_table = off;
     off = align256(off + (3 * size_t(plan.groups) + 1) * sizeof(int64_t));

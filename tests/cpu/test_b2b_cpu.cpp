@@ -231,6 +231,7 @@ TEST(B2bPlan, GridAndGroupTable) {
   const Problem g = grouped_shape(64, 128, 64);  // groups 100, 1, 0, 257, 64
   const Plan pg = plan_of(g, fused(Residency::Shared));
   EXPECT_EQ(pg.groups, 5);
+  EXPECT_EQ(plan_of(g, unfused()).groups, 5);  // every path knows the problem is grouped
   EXPECT_EQ(pg.grid_tiles, 1 + 1 + 0 + 3 + 1);
   EXPECT_GE(pg.workspace_bytes, pg.off_table + (3 * 5 + 1) * sizeof(int64_t));  // the device table lives in the workspace
   std::vector<int64_t> table(3 * 5 + 1);
