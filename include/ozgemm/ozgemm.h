@@ -62,6 +62,31 @@ typedef enum {
                                        (the tutorial's version; the partially fused tile size) */
 } ozgemmFusedAccumulator_t;
 
+/* Accuracy contract (docs/numerics.md, "The accuracy contract").
+ *   FP64 (default): per call, the slice count is chosen from the data as the smallest count whose
+ *     proven bound meets |C - AB|_ij <= c u (|A||B|)_ij entrywise (u = 2^-53, c = min(4, k): no looser
+ *     than native DGEMM's own bound k u (|A||B|)), before the final alpha/beta roundings. Where no
+ *     count meets it, where the emulation would be slower than native DGEMM on this device, or where
+ *     the data cannot be read back (CUDA graph capture), native DGEMM runs. Deciding reads A and B
+ *     and synchronises the handle's stream once per call.
+ *   FIXED: the handle's slice count (ozgemmSetSlices), no decision, no guarantee beyond the measured
+ *     tables. ozgemmSetSlices(h, s) with s > 0 selects FIXED; s = 0 returns to FP64. */
+typedef enum {
+  OZGEMM_ACCURACY_FP64 = 0,
+  OZGEMM_ACCURACY_FIXED = 1
+} ozgemmAccuracy_t;
+
+/* What a call ran (ozgemmGetLastCallInfo) or would run (ozgemmPlanCall). */
+typedef struct {
+  ozgemmVariant_t variant; /* NATIVE or the emulated variant that ran */
+  int slices;              /* slice count of the emulation; 0 when native ran */
+  double bound;            /* FP64 mode: the constant c the data achieved at `slices`:
+                              |C - AB|_ij <= c u (|A||B|)_ij for every finite entry; 0: not computed */
+  double target;           /* FP64 mode: the contract's constant min(4, k) */
+  int fell_back;           /* 1 when FP64 mode ran native DGEMM instead of an emulation */
+  char reason[160];        /* one line: how the count was chosen, or why native ran */
+} ozgemmCallInfo_t;
+
 typedef struct ozgemmContext* ozgemmHandle_t;
 
 /* OZGEMM_DEFAULT_SLICES (ozgemmSetSlices(h, 0)) and OZGEMM_MAX_SLICES: ozgemm/config.h.
@@ -71,9 +96,18 @@ OZGEMM_API ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle);
 OZGEMM_API ozgemmStatus_t ozgemmDestroy(ozgemmHandle_t handle);
 OZGEMM_API ozgemmStatus_t ozgemmSetStream(ozgemmHandle_t handle, cudaStream_t stream);
 OZGEMM_API ozgemmStatus_t ozgemmGetStream(ozgemmHandle_t handle, cudaStream_t* stream);
-/* slices in 1..OZGEMM_MAX_SLICES, or 0 for the library default. */
+/* slices in 1..OZGEMM_MAX_SLICES (selects OZGEMM_ACCURACY_FIXED), or 0 (the default count for
+ * FIXED mode, and back to OZGEMM_ACCURACY_FP64). */
 OZGEMM_API ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t handle, int slices);
 OZGEMM_API ozgemmStatus_t ozgemmGetSlices(ozgemmHandle_t handle, int* slices);
+OZGEMM_API ozgemmStatus_t ozgemmSetAccuracy(ozgemmHandle_t handle, ozgemmAccuracy_t accuracy);
+OZGEMM_API ozgemmStatus_t ozgemmGetAccuracy(ozgemmHandle_t handle, ozgemmAccuracy_t* accuracy);
+/* What the last successful ozgemmDgemm on this handle ran (variant NATIVE, slices 0 before any). */
+OZGEMM_API ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t handle, ozgemmCallInfo_t* info);
+/* What ozgemmDgemm would run on these operands (FP64 mode reads A and B to decide; synchronous). */
+OZGEMM_API ozgemmStatus_t ozgemmPlanCall(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                         int m, int n, int k, const double* A, int lda, const double* B, int ldb,
+                                         ozgemmCallInfo_t* info);
 OZGEMM_API ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t handle, ozgemmVariant_t variant);
 OZGEMM_API ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t handle, ozgemmVariant_t* variant);
 /* Kernel family of the fused variants; NOT_SUPPORTED when the GPU or build lacks it. */

@@ -166,6 +166,28 @@ ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t h, int slices) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (slices < 0 || slices > ozgemm::kMaxSlices) return OZGEMM_STATUS_INVALID_VALUE;
   h->slices = slices;
+  h->accuracy = slices > 0 ? OZGEMM_ACCURACY_FIXED : OZGEMM_ACCURACY_FP64;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmSetAccuracy(ozgemmHandle_t h, ozgemmAccuracy_t a) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (a != OZGEMM_ACCURACY_FP64 && a != OZGEMM_ACCURACY_FIXED) return OZGEMM_STATUS_INVALID_VALUE;
+  h->accuracy = a;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmGetAccuracy(ozgemmHandle_t h, ozgemmAccuracy_t* a) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!a) return OZGEMM_STATUS_INVALID_VALUE;
+  *a = h->accuracy;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t h, ozgemmCallInfo_t* info) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!info) return OZGEMM_STATUS_INVALID_VALUE;
+  *info = h->last;
   return OZGEMM_STATUS_SUCCESS;
 }
 

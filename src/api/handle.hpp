@@ -19,7 +19,9 @@ struct ozgemmContext {
   ozgemm::DeviceDesc dev;           // read at ozgemmCreate; the planner's view of the device
   int64_t real_memory_bytes = 0;    // dev.memory_bytes as read (the test hook may change dev's)
   cudaStream_t stream = nullptr;
-  int slices = 0;                   // 0: kDefaultSlices
+  int slices = 0;                   // FIXED mode's count; 0: kDefaultSlices
+  ozgemmAccuracy_t accuracy = OZGEMM_ACCURACY_FP64;
+  ozgemmCallInfo_t last{};          // what the last ozgemmDgemm ran (ozgemmGetLastCallInfo)
   ozgemm::Variant variant = ozgemm::Variant::Auto;
   ozgemm::KernelFamily family = ozgemm::KernelFamily::Auto;
   ozgemm::FusedAccumulator accumulator = ozgemm::FusedAccumulator::Auto;
