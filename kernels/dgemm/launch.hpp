@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/dgemm/policy.hpp"
+#include "ozgemm/numerics/accuracy.hpp"
 #include "ozgemm/numerics/slice_layout.hpp"
 
 namespace ozgemm {
@@ -22,10 +23,48 @@ struct OperandView {
   int64_t stride_r, stride_l;
 };
 
+// The accuracy statistics the max-reduce can add (numerics/accuracy.hpp): q[r] = the row's exact
+// digit count, and *q_max = max of q over the finite rows (atomicMax; the caller initialises it).
+struct RowDigits {
+  int32_t* q = nullptr;  // nullptr: shifts and flags only
+  int32_t* q_max = nullptr;
+};
+
 // For each of rows_pad rows: shift[r] = numerics::shift_from_max(max finite |X(r, :)|) and
 // flag[r] = 1 if the row holds Inf/NaN (0 otherwise). Rows >= view.rows get shift 0, flag 0.
 cudaError_t launch_row_shifts(const OperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
-                              cudaStream_t stream);
+                              RowDigits digits, cudaStream_t stream);
+
+// The accuracy decision's second pass over an operand (numerics/accuracy.hpp), after the shifts:
+// mag[r * ld + l] = magnitude_digit(X(r, l)) for r < rows_pad, l < kpad (0 for padding and Inf/NaN),
+// and U[r] += sum over the row of unit_term (U zeroed by the caller).
+cudaError_t launch_magnitudes(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t kpad,
+                              int64_t ld, uint8_t* mag, int64_t* U, cudaStream_t stream);
+
+// The decision's reduction over the entries of one column chunk of C (rows x cols, columns
+// col0 ..): each finite entry's smallest count s >= s_from with R(s) <= target (max into
+// result->s_max, kMaxSlices + 1: none) and the maxima of R(s_from .. s_from + kSliceWindow - 1)
+// (result->ratio_max, as the bits of non-negative doubles). P: pblocks int32 planes of the
+// magnitude product (entry (r, c) of plane b at P[b * plane_elems + r + c * ld]), summed exactly.
+struct DecisionResult {
+  int32_t q_max_a, q_max_b;  // launch_row_shifts' maxima
+  int32_t s_max;
+  int32_t unused;
+  unsigned long long ratio_max[numerics::kSliceWindow];
+};
+struct BoundArgs {
+  const int32_t* P;
+  int64_t ld, plane_elems;
+  int pblocks;
+  int64_t rows, cols, col0;
+  const int32_t *shift_a, *shift_b, *flag_a, *flag_b, *q_a, *q_b;  // by global row / column
+  const int64_t *U_a, *U_b;
+  int64_t k;
+  int s_from;
+  double target;
+  DecisionResult* result;
+};
+cudaError_t launch_bound(const BoundArgs& args, cudaStream_t stream);
 
 // Writes the layout.s slices of every element at layout.offset(r, i, l) (SliceLayout), for
 // rows_pad rows and layout.kblocks * layout.kblock columns; padding (r >= rows or l >= k) gets zeros.

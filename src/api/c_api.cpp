@@ -1,5 +1,6 @@
 // The C API (ozgemm/ozgemm.h): argument checks and handle state. Decisions are the planner's
 // (src/plan), launches the dispatch layer's (src/dispatch); no kernel is called from here.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -53,24 +54,48 @@ ozgemmStatus_t make_tight_shape(cublasOperation_t ta, cublasOperation_t tb, int 
   return make_shape(ta, tb, m, n, k, a_rows > 1 ? a_rows : 1, b_rows > 1 ? b_rows : 1, m > 1 ? m : 1, s);
 }
 
-// The handle's settings for one problem, planned. INVALID_VALUE for a problem that cannot be
-// planned (the planner's reason), NOT_SUPPORTED for a variant this device or build lacks.
+// The handle's settings for one problem, planned at the FIXED count (FP64 mode decides per call;
+// the queries without data report the default count's plan).
 ozgemmStatus_t plan_for(const ozgemmContext* h, const GemmShape& s, ozgemm::Plan* plan) {
-  ozgemm::Request rq;
-  rq.shape = s;
-  rq.slices = h->effective_slices();
-  rq.variant = h->variant;
-  rq.family = h->family;
-  rq.accumulator = h->accumulator;
-  if (!ozgemm::variant_unavailable(rq.variant, rq.family, h->dev).empty()) return OZGEMM_STATUS_NOT_SUPPORTED;
-  return ozgemm::plan(rq, h->dev, plan).empty() ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_INVALID_VALUE;
+  return ozgemm::detail::plan_with(h, s, h->effective_slices(), plan);
+}
+
+// FP64 mode's workspace: the decision's and the largest plan any count could take.
+ozgemmStatus_t fp64_workspace(const ozgemmContext* h, const GemmShape& s, size_t* bytes) {
+  size_t most = 0;
+  ozgemm::DecisionPlan dp;
+  if (ozgemm::plan_decision(s, h->dev, &dp).empty()) most = dp.workspace_bytes;
+  for (int sl = 1; sl <= ozgemm::kMaxSlices; ++sl) {
+    ozgemm::Plan p;
+    const ozgemmStatus_t st = ozgemm::detail::plan_with(h, s, sl, &p);
+    if (st != OZGEMM_STATUS_SUCCESS) return st;
+    most = std::max(most, p.workspace_bytes);
+  }
+  *bytes = most;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+bool fp64_mode(const ozgemmContext* h) {
+  return h->accuracy == OZGEMM_ACCURACY_FP64 && h->variant != ozgemm::Variant::Native;
 }
 
 }  // namespace
 
 namespace ozgemm {
 namespace detail {
-ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws) {
+ozgemmStatus_t plan_with(const ozgemmContext* h, const GemmShape& s, int slices, Plan* plan) {
+  Request rq;
+  rq.shape = s;
+  rq.slices = slices;
+  rq.variant = h->variant;
+  rq.family = h->family;
+  rq.accumulator = h->accumulator;
+  if (!variant_unavailable(rq.variant, rq.family, h->dev).empty()) return OZGEMM_STATUS_NOT_SUPPORTED;
+  return ozgemm::plan(rq, h->dev, plan).empty() ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_INVALID_VALUE;
+}
+
+ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws, bool* moved) {
+  if (moved) *moved = false;
   if (h->user_ws) {
     if (h->user_ws_bytes < bytes) return OZGEMM_STATUS_INSUFFICIENT_WORKSPACE;
     *ws = h->user_ws;
@@ -90,6 +115,7 @@ ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws) {
       return OZGEMM_STATUS_ALLOC_FAILED;
     }
     h->own_ws_bytes = bytes;
+    if (moved) *moved = true;
   }
   *ws = h->own_ws;
   return OZGEMM_STATUS_SUCCESS;
@@ -125,6 +151,7 @@ ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle) {
     return OZGEMM_STATUS_ARCH_MISMATCH;
   }
   if (const char* env = std::getenv("OZGEMM_LT_AUTOTUNE")) h->autotune = std::strcmp(env, "0") != 0;
+  h->last.variant = OZGEMM_VARIANT_NATIVE;
   if (cublasCreate(&h->cublas) != CUBLAS_STATUS_SUCCESS || h->lt.init() != CUBLAS_STATUS_SUCCESS) {
     if (h->cublas) cublasDestroy(h->cublas);
     delete h;
@@ -184,6 +211,26 @@ ozgemmStatus_t ozgemmGetAccuracy(ozgemmHandle_t h, ozgemmAccuracy_t* a) {
   return OZGEMM_STATUS_SUCCESS;
 }
 
+ozgemmStatus_t ozgemmPlanCall(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                              const double* A, int lda, const double* B, int ldb, ozgemmCallInfo_t* info) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!info) return OZGEMM_STATUS_INVALID_VALUE;
+  GemmShape s;
+  ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, m > 1 ? m : 1, &s);
+  if (st != OZGEMM_STATUS_SUCCESS) return st;
+  ozgemm::Plan plan;
+  *info = ozgemmCallInfo_t{};
+  if (m == 0 || n == 0 || k == 0 || !fp64_mode(h)) {
+    st = plan_for(h, s, &plan);
+    if (st == OZGEMM_STATUS_SUCCESS) ozgemm::detail::describe_fixed(h, plan, info);
+    return st;
+  }
+  if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
+  void* ws = nullptr;
+  bool ready = false;
+  return ozgemm::detail::decide_fp64(h, s, A, B, &plan, info, &ws, &ready);
+}
+
 ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t h, ozgemmCallInfo_t* info) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!info) return OZGEMM_STATUS_INVALID_VALUE;
@@ -239,10 +286,16 @@ ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t h, cublasOperation_t ta, cu
   if (!bytes) return OZGEMM_STATUS_INVALID_VALUE;
   GemmShape s;
   ozgemmStatus_t st = make_tight_shape(ta, tb, m, n, k, &s);
-  ozgemm::Plan plan;
-  if (st == OZGEMM_STATUS_SUCCESS) st = plan_for(h, s, &plan);
+  if (st != OZGEMM_STATUS_SUCCESS) return st;
   // An empty problem is a BLAS quick return: it runs nothing and needs no workspace.
-  if (st == OZGEMM_STATUS_SUCCESS) *bytes = (m == 0 || n == 0 || k == 0) ? 0 : plan.workspace_bytes;
+  if (m == 0 || n == 0 || k == 0) {
+    *bytes = 0;
+    return OZGEMM_STATUS_SUCCESS;
+  }
+  if (fp64_mode(h)) return fp64_workspace(h, s, bytes);
+  ozgemm::Plan plan;
+  st = plan_for(h, s, &plan);
+  if (st == OZGEMM_STATUS_SUCCESS) *bytes = plan.workspace_bytes;
   return st;
 }
 
@@ -289,14 +342,24 @@ ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperati
   if (k == 0 || al == 0.0) return ozgemm::dispatch::scale_c(h->exec(), s, be, C);
   if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
   ozgemm::Plan plan;
-  st = plan_for(h, s, &plan);
-  if (st != OZGEMM_STATUS_SUCCESS) return st;
+  ozgemmCallInfo_t info{};
   void* ws = nullptr;
-  if (plan.workspace_bytes > 0) {
-    st = ozgemm::detail::ensure_workspace(h, plan.workspace_bytes, &ws);
+  ozgemm::dispatch::ExecContext exec = h->exec();
+  if (fp64_mode(h)) {
+    st = ozgemm::detail::decide_fp64(h, s, A, B, &plan, &info, &ws, &exec.shifts_ready);
     if (st != OZGEMM_STATUS_SUCCESS) return st;
+  } else {
+    st = plan_for(h, s, &plan);
+    if (st != OZGEMM_STATUS_SUCCESS) return st;
+    ozgemm::detail::describe_fixed(h, plan, &info);
+    if (plan.workspace_bytes > 0) {
+      st = ozgemm::detail::ensure_workspace(h, plan.workspace_bytes, &ws);
+      if (st != OZGEMM_STATUS_SUCCESS) return st;
+    }
   }
-  return ozgemm::dispatch::run(h->exec(), plan, s, al, A, B, be, C, ws);
+  st = ozgemm::dispatch::run(exec, plan, s, al, A, B, be, C, ws);
+  if (st == OZGEMM_STATUS_SUCCESS) h->last = info;
+  return st;
 }
 
 const char* ozgemmGetStatusString(ozgemmStatus_t s) {

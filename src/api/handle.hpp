@@ -54,7 +54,21 @@ struct ozgemmContext {
 namespace ozgemm {
 namespace detail {
 // Workspace of at least `bytes`: the user's (INSUFFICIENT_WORKSPACE when smaller) or the handle's,
-// grown (after synchronising the handle's stream) when too small.
-ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws);
+// grown (after synchronising the handle's stream) when too small; *moved (optional) says whether
+// the buffer changed (its contents are then gone).
+ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws, bool* moved = nullptr);
+
+// The plan of the handle's settings at `slices` slices for a shape (NOT_SUPPORTED for a variant this
+// device or build lacks, INVALID_VALUE for a problem the planner refuses).
+ozgemmStatus_t plan_with(const ozgemmContext* h, const GemmShape& shape, int slices, Plan* plan);
+
+// FP64 mode (ozgemm.h, docs/numerics.md): reads A and B, chooses the slice count, and returns the
+// plan to run (Native when no count meets the contract, the emulation would be slower here, or the
+// stream is being captured), with `info` filled and *shifts_ready telling whether the plan's shifts
+// and flags are already in *ws (the workspace the decision used, which the plan fits).
+ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& shape, const double* A, const double* B, Plan* plan,
+                           ozgemmCallInfo_t* info, void** ws, bool* shifts_ready);
+// Fills `info` for a plan that ran without a decision (FIXED mode or variant NATIVE).
+void describe_fixed(const ozgemmContext* h, const Plan& plan, ozgemmCallInfo_t* info);
 }  // namespace detail
 }  // namespace ozgemm

@@ -1,6 +1,8 @@
 // The dispatch layer for the DGEMM emulation (dispatch.hpp): maps a Plan to kernel launches and
 // cuBLAS/cuBLASLt calls; decides nothing.
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "baseline/int8_gemm_cublaslt.hpp"
 #include "dispatch/dispatch.hpp"
@@ -59,8 +61,10 @@ ozgemmStatus_t run_emulated(const ExecContext& ctx, const Plan& plan, const Gemm
   cudaStream_t st = ctx.stream;
 
   record(ctx, 0);
-  OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, st));
-  OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, st));
+  if (!ctx.shifts_ready) {
+    OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, {}, st));
+    OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, {}, st));
+  }
   record(ctx, 1);
   OZ_CUDA_TRY(kernels::launch_slice(va, shift_a, plan.slices_a, plan.m_pad, sl_a, st));
   OZ_CUDA_TRY(kernels::launch_slice(vb, shift_b, plan.slices_b, plan.n_pad, sl_b, st));
@@ -168,6 +172,99 @@ ozgemmStatus_t run(const ExecContext& ctx, const Plan& plan, const GemmShape& sh
                    const double* B, double beta, double* C, void* workspace) {
   if (plan.variant == Variant::Native) return run_native(ctx, shape, alpha, A, B, beta, C);
   return run_emulated(ctx, plan, shape, alpha, A, B, beta, C, workspace);
+}
+
+namespace {
+// Copies the device counts back (synchronising the stream).
+ozgemmStatus_t read_counts(const ExecContext& ctx, const kernels::DecisionResult* dev, DecisionCounts* counts) {
+  kernels::DecisionResult host;
+  OZ_CUDA_TRY(cudaMemcpyAsync(&host, dev, sizeof host, cudaMemcpyDeviceToHost, ctx.stream));
+  OZ_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+  counts->q_max_a = host.q_max_a;
+  counts->q_max_b = host.q_max_b;
+  counts->s_max = host.s_max;
+  for (int w = 0; w < numerics::kSliceWindow; ++w) {
+    double r;
+    static_assert(sizeof r == sizeof host.ratio_max[w], "ratio bits");
+    std::memcpy(&r, &host.ratio_max[w], sizeof r);
+    counts->ratio_max[w] = r;
+  }
+  return OZGEMM_STATUS_SUCCESS;
+}
+}  // namespace
+
+ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                               const double* A, const double* B, void* workspace, DecisionCounts* counts) {
+  char* ws = static_cast<char*>(workspace);
+  auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
+  OZ_CUDA_TRY(cudaMemsetAsync(result, 0, sizeof *result, ctx.stream));
+  kernels::RowDigits da{reinterpret_cast<int32_t*>(ws + plan.off_q_a), &result->q_max_a};
+  kernels::RowDigits db{reinterpret_cast<int32_t*>(ws + plan.off_q_b), &result->q_max_b};
+  OZ_CUDA_TRY(kernels::launch_row_shifts(view_of_op_a(shape, A), plan.m_pad, reinterpret_cast<int32_t*>(ws + plan.stats.shift_a),
+                                         reinterpret_cast<int32_t*>(ws + plan.stats.flag_a), da, ctx.stream));
+  OZ_CUDA_TRY(kernels::launch_row_shifts(view_of_op_b(shape, B), plan.n_pad, reinterpret_cast<int32_t*>(ws + plan.stats.shift_b),
+                                         reinterpret_cast<int32_t*>(ws + plan.stats.flag_b), db, ctx.stream));
+  return read_counts(ctx, result, counts);
+}
+
+ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                              const double* A, const double* B, void* workspace, int s_from, double target,
+                              bool magnitudes_ready, DecisionCounts* counts) {
+  char* ws = static_cast<char*>(workspace);
+  auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
+  const auto* shift_a = reinterpret_cast<const int32_t*>(ws + plan.stats.shift_a);
+  const auto* shift_b = reinterpret_cast<const int32_t*>(ws + plan.stats.shift_b);
+  auto* mag_a = reinterpret_cast<uint8_t*>(ws + plan.off_mag_a);
+  auto* mag_b = reinterpret_cast<uint8_t*>(ws + plan.off_mag_b);
+  auto* u_a = reinterpret_cast<int64_t*>(ws + plan.off_u_a);
+  auto* u_b = reinterpret_cast<int64_t*>(ws + plan.off_u_b);
+  if (!magnitudes_ready) {
+    OZ_CUDA_TRY(cudaMemsetAsync(u_a, 0, sizeof(int64_t) * size_t(plan.m_pad), ctx.stream));
+    OZ_CUDA_TRY(cudaMemsetAsync(u_b, 0, sizeof(int64_t) * size_t(plan.n_pad), ctx.stream));
+    OZ_CUDA_TRY(kernels::launch_magnitudes(view_of_op_a(shape, A), shift_a, plan.m_pad, plan.kmag, plan.kmag, mag_a, u_a,
+                                           ctx.stream));
+    OZ_CUDA_TRY(kernels::launch_magnitudes(view_of_op_b(shape, B), shift_b, plan.n_pad, plan.kmag, plan.kmag, mag_b, u_b,
+                                           ctx.stream));
+  }
+  // Only the bound's fields restart; the digit maxima stay.
+  OZ_CUDA_TRY(cudaMemsetAsync(&result->s_max, 0, sizeof(kernels::DecisionResult) - offsetof(kernels::DecisionResult, s_max),
+                              ctx.stream));
+  auto* P = reinterpret_cast<int32_t*>(ws + plan.off_p);
+  kernels::BoundArgs b{};
+  b.P = P;
+  b.ld = plan.m_pad;
+  b.plane_elems = plan.m_pad * plan.n_chunk;
+  b.pblocks = static_cast<int>(plan.pblocks);
+  b.rows = plan.m;
+  b.shift_a = shift_a;
+  b.shift_b = shift_b;
+  b.flag_a = reinterpret_cast<const int32_t*>(ws + plan.stats.flag_a);
+  b.flag_b = reinterpret_cast<const int32_t*>(ws + plan.stats.flag_b);
+  b.q_a = reinterpret_cast<const int32_t*>(ws + plan.off_q_a);
+  b.q_b = reinterpret_cast<const int32_t*>(ws + plan.off_q_b);
+  b.U_a = u_a;
+  b.U_b = u_b;
+  b.k = plan.k;
+  b.s_from = s_from;
+  b.target = target;
+  b.result = result;
+  for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk) {
+    const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);
+    for (int64_t blk = 0; blk < plan.pblocks; ++blk) {
+      const int64_t k0 = blk * plan.kmag_block, kk = std::min(plan.kmag_block, plan.kmag - k0);
+      const auto* a8 = reinterpret_cast<const int8_t*>(mag_a + k0);  // digits 0..127: the same bytes as int8
+      const auto* b8 = reinterpret_cast<const int8_t*>(mag_b + col0 * plan.kmag + k0);
+      if (ctx.lt->run(static_cast<int>(plan.m_pad), static_cast<int>(ncols), static_cast<int>(kk), a8,
+                      static_cast<int>(plan.kmag), b8, static_cast<int>(plan.kmag), P + blk * b.plane_elems,
+                      static_cast<int>(plan.m_pad), ws + plan.off_lt, size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes),
+                      ctx.stream, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
+        return OZGEMM_STATUS_EXECUTION_FAILED;
+    }
+    b.col0 = col0;
+    b.cols = std::min(ncols, plan.n - col0);
+    OZ_CUDA_TRY(kernels::launch_bound(b, ctx.stream));
+  }
+  return read_counts(ctx, result, counts);
 }
 
 ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& s, double beta, double* C) {

@@ -27,6 +27,9 @@ struct ExecContext {
   // Instrumentation (ozgemm::set_phase_events): 5 events recorded around the phases
   // max-reduce | slicing | products | epilogue, or nullptr.
   cudaEvent_t* phase_events = nullptr;
+  // The shifts and flags are already in the workspace (FP64 mode's decision wrote them): the
+  // emulation skips its max-reduce.
+  bool shifts_ready = false;
 };
 
 // Runs plan.variant (Native, Unfused, PartiallyFused or FullyFused); workspace holds
@@ -35,6 +38,17 @@ ozgemmStatus_t run(const ExecContext& ctx, const Plan& plan, const GemmShape& sh
                    const double* B, double beta, double* C, void* workspace);
 // C = beta * C (beta == 0: C = 0 without reading it), the BLAS quick return for k == 0 or alpha == 0.
 ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& shape, double beta, double* C);
+
+// FP64 mode's decision passes over A and B (plan: DecisionPlan). Each ends by copying the counts back
+// (it synchronises ctx.stream).
+// Pass 1: shifts, flags and exact digits of both operands, left in the workspace for the emulation.
+ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                               const double* A, const double* B, void* workspace, DecisionCounts* counts);
+// The bound from count s_from: the magnitude digits and U (unless magnitudes_ready), the magnitude
+// product per column chunk and the bound's reduction over every entry.
+ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                              const double* A, const double* B, void* workspace, int s_from, double target,
+                              bool magnitudes_ready, DecisionCounts* counts);
 
 // Fills dev's kernel flags (sm90_kernels, portable_kernels) for the current device; false when
 // this build has no device code that runs on it (OZGEMM_CUDA_ARCHITECTURES).

@@ -85,11 +85,12 @@ std::string layout(const Request& rq, const DeviceDesc& dev, Variant variant, Ke
   }
   const bool planes = variant != Variant::FullyFused;
   p.planes = numerics::PlaneLayout{slices, p.kblocks, planes ? p.m_chunk : 0, planes ? p.n_chunk : 0};
-  size_t off = 0;
-  p.off_shift_a = off; off = align256(off + sizeof(int32_t) * p.m_pad);
-  p.off_shift_b = off; off = align256(off + sizeof(int32_t) * p.n_pad);
-  p.off_flag_a = off;  off = align256(off + sizeof(int32_t) * p.m_pad);
-  p.off_flag_b = off;  off = align256(off + sizeof(int32_t) * p.n_pad);
+  const StatsOffsets st = stats_offsets(p.m_pad, p.n_pad);
+  p.off_shift_a = st.shift_a;
+  p.off_shift_b = st.shift_b;
+  p.off_flag_a = st.flag_a;
+  p.off_flag_b = st.flag_b;
+  size_t off = st.end;
   p.off_slices_a = off; off = align256(off + size_t(p.slices_a.bytes(p.m_pad)));
   p.off_slices_b = off; off = align256(off + size_t(p.slices_b.bytes(p.n_pad)));
   p.off_diag = off;
@@ -108,6 +109,52 @@ std::string layout(const Request& rq, const DeviceDesc& dev, Variant variant, Ke
   return {};
 }
 }  // namespace
+
+StatsOffsets stats_offsets(int64_t m_pad, int64_t n_pad) {
+  StatsOffsets o;
+  size_t off = 0;
+  o.shift_a = off; off = align256(off + sizeof(int32_t) * size_t(m_pad));
+  o.shift_b = off; off = align256(off + sizeof(int32_t) * size_t(n_pad));
+  o.flag_a = off;  off = align256(off + sizeof(int32_t) * size_t(m_pad));
+  o.flag_b = off;  off = align256(off + sizeof(int32_t) * size_t(n_pad));
+  o.end = off;
+  return o;
+}
+
+std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* out) {
+  const std::string bad = check_shape(shape);
+  if (!bad.empty()) return bad;
+  if (shape.m < 1 || shape.n < 1 || shape.k < 1) return "empty problem";
+  DecisionPlan d;
+  d.m = shape.m;
+  d.n = shape.n;
+  d.k = shape.k;
+  d.m_pad = round_up(shape.m, UnfusedPolicy::kRowAlign);
+  d.n_pad = round_up(shape.n, UnfusedPolicy::kRowAlign);
+  d.kmag = round_up(shape.k, UnfusedPolicy::kKAlign);
+  const int64_t kb_max = numerics::kMagExactK / UnfusedPolicy::kKAlign * UnfusedPolicy::kKAlign;
+  d.pblocks = (d.kmag + kb_max - 1) / kb_max;
+  d.kmag_block = round_up((d.kmag + d.pblocks - 1) / d.pblocks, UnfusedPolicy::kKAlign);
+  if (d.kmag > INT32_MAX || d.m_pad > INT32_MAX || d.n_pad > INT32_MAX) return "problem too large for the decision";
+  const int64_t per_col = d.m_pad * d.pblocks * int64_t(sizeof(int32_t));
+  const int64_t cols_fit = diag_buffer_cap(dev) / per_col / UnfusedPolicy::kRowAlign * UnfusedPolicy::kRowAlign;
+  if (cols_fit < UnfusedPolicy::kRowAlign) return "too many rows for the decision's magnitude product";
+  d.n_chunk = std::min({d.n_pad, cols_fit, UnfusedPolicy::kMaxChunkCols});
+  d.stats = stats_offsets(d.m_pad, d.n_pad);
+  size_t off = d.stats.end;
+  d.off_q_a = off; off = align256(off + sizeof(int32_t) * size_t(d.m_pad));
+  d.off_q_b = off; off = align256(off + sizeof(int32_t) * size_t(d.n_pad));
+  d.off_u_a = off; off = align256(off + sizeof(int64_t) * size_t(d.m_pad));
+  d.off_u_b = off; off = align256(off + sizeof(int64_t) * size_t(d.n_pad));
+  d.off_result = off; off = align256(off + 256);
+  d.off_mag_a = off; off = align256(off + size_t(d.m_pad) * size_t(d.kmag));
+  d.off_mag_b = off; off = align256(off + size_t(d.n_pad) * size_t(d.kmag));
+  d.off_p = off; off = align256(off + size_t(per_col) * size_t(d.n_chunk));
+  d.off_lt = off; off = align256(off + size_t(UnfusedPolicy::kLtWorkspaceBytes));
+  d.workspace_bytes = off;
+  *out = d;
+  return {};
+}
 
 int64_t diag_buffer_cap(const DeviceDesc& dev) {
   return std::min(kDiagBufferCap, std::max(kDiagBufferMin, dev.memory_bytes / 8));

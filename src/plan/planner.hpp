@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/dgemm/policy.hpp"
+#include "ozgemm/numerics/accuracy.hpp"
 #include "ozgemm/numerics/slice_layout.hpp"
 #include "ozgemm/problem.hpp"
 #include "ozgemm/types.hpp"
@@ -55,6 +56,38 @@ struct Plan {
 
   bool emulated() const { return variant != Variant::Native; }
   bool fused() const { return variant == Variant::PartiallyFused || variant == Variant::FullyFused; }
+};
+
+// The first four regions of every workspace (Plan and DecisionPlan alike): the operands' shifts and
+// Inf/NaN flags, int32 per row, 256-aligned. An emulation planned after FP64 mode's decision finds
+// them where the decision wrote them.
+struct StatsOffsets {
+  size_t shift_a = 0, shift_b = 0, flag_a = 0, flag_b = 0, end = 0;
+};
+StatsOffsets stats_offsets(int64_t m_pad, int64_t n_pad);
+
+// FP64 mode's decision (numerics/accuracy.hpp): the statistics pass, the magnitude digits, their
+// INT8 product P (k in blocks of at most kMagExactK, columns of C in chunks so the int32 planes stay
+// within diag_buffer_cap) and the bound's reduction. Workspace layout, byte offsets, 256-aligned.
+struct DecisionPlan {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t m_pad = 0, n_pad = 0;
+  int64_t kmag = 0;                 // k padded to kKAlign: the magnitude digits' row length
+  int64_t kmag_block = 0, pblocks = 0;
+  int64_t n_chunk = 0;              // columns of P per chunk (planes m_pad x n_chunk, ld m_pad)
+  StatsOffsets stats;
+  size_t off_q_a = 0, off_q_b = 0, off_u_a = 0, off_u_b = 0, off_result = 0;
+  size_t off_mag_a = 0, off_mag_b = 0, off_p = 0, off_lt = 0;
+  size_t workspace_bytes = 0;
+};
+// Empty string, or why the decision cannot run (then FP64 mode runs native DGEMM).
+std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* plan);
+
+// What the decision's device passes report (the dispatch layer copies them back).
+struct DecisionCounts {
+  int q_max_a = 1, q_max_b = 1;  // exact digits, maxima over the finite rows / columns
+  int s_max = 0;                 // largest of the entries' smallest counts from s_from (kMaxSlices + 1: none)
+  double ratio_max[numerics::kSliceWindow] = {};  // maxima of R(s_from + w)
 };
 
 // Upper bound on the int32 diagonal planes of one chunk (bytes): an eighth of the device memory,

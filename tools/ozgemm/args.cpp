@@ -102,13 +102,13 @@ struct CommandSpec {
 const std::vector<CommandSpec>& command_specs() {
   static const std::vector<CommandSpec> specs = {
       {Command::Run, "run",
-       {"--m", "--n", "--k", "--slices", "--phi", "--transa", "--transb", "--alpha", "--beta", "--seed", "--variant",
-        "--iters", "--family", "--accumulator"}},
+       {"--m", "--n", "--k", "--slices", "--accuracy", "--phi", "--transa", "--transb", "--alpha", "--beta", "--seed",
+        "--variant", "--iters", "--family", "--accumulator"}},
       {Command::Accuracy, "accuracy",
        {"--m", "--n", "--k", "--slices", "--phi", "--transa", "--transb", "--alpha", "--beta", "--seed"}},
       {Command::Bench, "bench",
-       {"--m", "--n", "--k", "--slices", "--phi", "--transa", "--transb", "--alpha", "--beta", "--seed", "--variant",
-        "--iters", "--family", "--accumulator"}},
+       {"--m", "--n", "--k", "--slices", "--accuracy", "--phi", "--transa", "--transb", "--alpha", "--beta", "--seed",
+        "--variant", "--iters", "--family", "--accumulator"}},
       {Command::Model, "model", {"--m", "--n", "--k", "--slices", "--beta", "--int8-tops", "--bandwidth", "--fp64-tflops"}},
       {Command::B2b, "b2b",
        {"--m", "--k", "--n0", "--n1", "--alpha", "--beta", "--phi", "--seed", "--iters", "--residency", "--type"}},
@@ -215,6 +215,10 @@ CliOptions parse_args(int argc, const char* const* argv) {
       else if (value == "register") o.residency = 1;
       else if (value == "shared") o.residency = 2;
       else throw UsageError("--residency must be register, shared or both (got " + quoted(value) + ")");
+    } else if (flag == "--accuracy") {
+      if (value == "fp64") o.accuracy = AccuracyOpt::Fp64;
+      else if (value == "fixed") o.accuracy = AccuracyOpt::Fixed;
+      else throw UsageError("--accuracy must be fp64 or fixed (got " + quoted(value) + ")");
     } else if (flag == "--family") {
       if (!parse_family(value.c_str(), &o.family))
         throw UsageError("--family must be auto, sm90 or portable (got " + quoted(value) + ")");
@@ -231,6 +235,8 @@ CliOptions parse_args(int argc, const char* const* argv) {
       (flag == "--int8-tops" ? o.int8_tops : flag == "--bandwidth" ? o.bandwidth_gbs : o.fp64_tflops) = v;
     }
   }
+  if (o.accuracy == AccuracyOpt::Fp64 && o.slices > 0)
+    throw UsageError("--accuracy fp64 chooses the slice count itself; --slices goes with --accuracy fixed");
   return o;
 }
 
@@ -248,6 +254,9 @@ std::string option_help(const std::string& flag) {
   else if (flag == "--transa") u << "  --transa N|T --transb N|T   op(A), op(B) (default N)\n";
   else if (flag == "--alpha") u << "  --alpha X --beta Y    scalars (default 1 and 0; beta != 0 fills C with random values)\n";
   else if (flag == "--seed") u << "  --seed S              random seed (default 42)\n";
+  else if (flag == "--accuracy")
+    u << "  --accuracy A          fp64: the slice count chosen from the data with a proven bound, or native DGEMM\n"
+         "                        (the library's default); fixed: --slices as given (default " << kDefaultSlices << ")\n";
   else if (flag == "--variant") u << "  --variant V           auto|unfused|partially-fused|fully-fused|native (GPU only)\n";
   else if (flag == "--family") u << "  --family F            auto|sm90|portable: the fused kernels (GPU only)\n";
   else if (flag == "--accumulator")
@@ -330,6 +339,12 @@ std::string usage() {
   }
   u << "\nexit codes: 0 ok, 1 the command failed, 2 bad command line\n";
   return u.str();
+}
+
+AccuracyOpt resolved_accuracy(const CliOptions& o) {
+  if (o.accuracy != AccuracyOpt::Default) return o.accuracy;
+  if (o.slices > 0) return AccuracyOpt::Fixed;
+  return o.command == Command::Run ? AccuracyOpt::Fp64 : AccuracyOpt::Fixed;
 }
 
 Sizes resolve_sizes(const CliOptions& o, int64_t def) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "ozgemm/problem.hpp"
+#include "ozgemm/reference/accuracy.hpp"
 #include "ozgemm/reference/reference.hpp"
 #include "ozgemm/types.hpp"
 
@@ -71,6 +72,8 @@ class UsageError : public std::runtime_error {
 };
 
 enum class Command { Help, Run, Accuracy, Bench, Model, B2b };
+// --accuracy: the library's accuracy mode (ozgemmAccuracy_t); Default = the command's own choice.
+enum class AccuracyOpt { Default, Fp64, Fixed };
 
 
 // Everything the command line says, as plain data. "Not given" values let each command
@@ -81,6 +84,7 @@ struct CliOptions {
 
   int64_t m = -1, n = -1, k = -1;  // -1: not given. Given: 0 .. 2^31-1
   int slices = 0;                  // 0: not given (the command sweeps or uses kDefaultSlices); else 1..20
+  AccuracyOpt accuracy = AccuracyOpt::Default;  // --accuracy fp64|fixed
   std::vector<double> phi;         // empty: not given. --phi a,b,c (finite values; < 0 means N(0,1))
   Op transa = Op::N, transb = Op::N;
   double alpha = 1.0, beta = 0.0;  // finite
@@ -111,6 +115,10 @@ std::string usage();
 std::string command_help(Command c);
 // Throws UsageError when any of `flags` was given ("... does not apply: <why>").
 void reject_options(const CliOptions& o, const std::vector<std::string>& flags, const std::string& why);
+
+// The accuracy mode a GPU command runs in: --accuracy, else FIXED when --slices is given, else the
+// command's default (run: FP64, the library's default; bench: FIXED at kDefaultSlices).
+AccuracyOpt resolved_accuracy(const CliOptions& o);
 
 // Resolved sizes: each of m, n, k not given takes `def`.
 struct Sizes {
@@ -152,6 +160,18 @@ double flops(const Sizes& s);  // 2 m n k
 // Estimated host work (digit products and flops) of one table row set: the reference at each
 // slice count of `sweep` `reps` times, the double-double reference once and plain FP64 `reps` times.
 double host_work(const Sizes& s, const std::vector<int>& sweep, int reps);
+// FP64 mode on the host: the decision (ref::decide_slices), then the reference at the chosen count,
+// or plain FP64 standing for native DGEMM when no count meets the contract; timed together.
+struct HostFp64 {
+  ref::AccuracyDecision decision;
+  double ms = 0;
+  ref::ErrorMetrics err;
+};
+HostFp64 run_fp64_host(const HostProblem& p, const ref::AccurateResult& acc, int iters);
+// "FP64 mode (7)" or "FP64 mode (native)", and "bound 2.1 <= 4" or "no count meets 4".
+std::string fp64_label(const ref::AccuracyDecision& d);
+std::string fp64_bound_text(const ref::AccuracyDecision& d);
+
 // "C = alpha*op(A)*op(B) + beta*C with m=... seed S"
 std::string problem_line(const Sizes& s, const CliOptions& o);
 // "8*" for the default slice count, "7 " otherwise.

@@ -22,6 +22,7 @@ int cmd_accuracy(const CliOptions& o) {
     bool plain;
     int slices;
     ref::ErrorMetrics err;
+    std::string label, bound;  // FP64 mode's row
   };
   std::vector<Row> rows;
   std::vector<std::string> notes;
@@ -30,16 +31,20 @@ int cmd_accuracy(const CliOptions& o) {
     const HostProblem p = make_problem(o, sz, phi);
     const ref::AccurateResult acc = ref::accurate_gemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(),
                                                        p.lda, p.B.data(), p.ldb, p.beta, p.C0.data(), p.ldc);
+    if (sz.m > 0 && sz.n > 0 && sz.k > 0) {
+      const HostFp64 f = run_fp64_host(p, acc, 1);
+      rows.push_back({phi, false, f.decision.slices, f.err, fp64_label(f.decision), fp64_bound_text(f.decision)});
+    }
     for (const int s : sweep) {
       C = p.C0;
       ref::ozaki_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta,
                        C.data(), p.ldc, s);
-      rows.push_back({phi, false, s, ref::compare(C.data(), p.ldc, acc)});
+      rows.push_back({phi, false, s, ref::compare(C.data(), p.ldc, acc), "", ""});
     }
     C = p.C0;
     ref::plain_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta,
                      C.data(), p.ldc);
-    rows.push_back({phi, true, 0, ref::compare(C.data(), p.ldc, acc)});
+    rows.push_back({phi, true, 0, ref::compare(C.data(), p.ldc, acc), "", ""});
     const std::string nf = nonfinite_note(p, rows.back().err);
     if (!nf.empty()) notes.push_back("phi=" + fmt_g(phi) + ": " + nf);
   }
@@ -61,7 +66,8 @@ int cmd_accuracy(const CliOptions& o) {
     j.key("rows").begin_array();
     for (const Row& r : rows) {
       j.begin_object();
-      j.field("phi", r.phi).field("method", r.plain ? "plain_fp64" : "ozaki");
+      j.field("phi", r.phi).field("method", r.plain ? "plain_fp64" : r.label.empty() ? "ozaki" : "fp64_mode");
+      if (!r.label.empty()) j.field("bound_text", r.bound);
       j.key("slices");
       if (r.plain)
         j.null();
@@ -79,13 +85,13 @@ int cmd_accuracy(const CliOptions& o) {
   std::cout << "accuracy of the Ozaki-I emulation (host reference) against a double-double reference\n"
             << problem_line(sz, o) << "\n"
             << "inputs: (U(0,1)-0.5)*exp(phi*N(0,1)); phi < 0: N(0,1)\n\n";
-  TextTable t({"phi", "slices", "normwise", "componentwise", "elementwise"});
+  TextTable t({"phi", "slices", "normwise", "componentwise", "elementwise", "FP64 mode's bound (x u|A||B|)"});
   bool mismatch = false;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     if (i > 0 && r.phi != rows[i - 1].phi) t.add_separator();
-    t.add_row({fmt_g(r.phi), r.plain ? "plain FP64 " : slices_cell(r.slices), fmt_sci(r.err.normwise),
-               fmt_sci(r.err.componentwise), fmt_sci(r.err.elementwise)});
+    t.add_row({fmt_g(r.phi), r.plain ? "plain FP64 " : !r.label.empty() ? r.label : slices_cell(r.slices),
+               fmt_sci(r.err.normwise), fmt_sci(r.err.componentwise), fmt_sci(r.err.elementwise), r.bound});
     mismatch = mismatch || r.err.nonfinite_mismatch != 0;
   }
   t.print(std::cout);

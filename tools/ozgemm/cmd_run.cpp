@@ -29,6 +29,7 @@ void check_host_work(double work, const std::string& what) {
 
 int run_on_host(const CliOptions& o, const std::string& note) {
   reject_options(o, {"--variant", "--family", "--accumulator"}, "they choose GPU kernels, and this run uses the host reference");
+  const bool fp64 = resolved_accuracy(o) == AccuracyOpt::Fp64;
   const Sizes sz = resolve_sizes(o, kDefaultSizeHost);
   const double phi = o.phi.empty() ? kDefaultRunPhi : o.phi[0];
   check_host_work(host_work(sz, slice_sweep(o), 1 + (o.iters > 0 ? o.iters : 1)), "this run");
@@ -42,22 +43,28 @@ int run_on_host(const CliOptions& o, const std::string& note) {
     int slices;
     double ms;
     ref::ErrorMetrics err;
+    std::string label;  // FP64 mode's row: its method name and bound
+    std::string bound;
   };
   std::vector<Row> rows;
   std::vector<double> C;
+  if (fp64 && sz.m > 0 && sz.n > 0 && sz.k > 0) {
+    const HostFp64 f = run_fp64_host(p, acc, o.iters);
+    rows.push_back({false, f.decision.slices, f.ms, f.err, fp64_label(f.decision), fp64_bound_text(f.decision)});
+  }
   for (const int s : slice_sweep(o)) {
     const double ms = time_host_gemm(p, C, o.iters, [&](double* c) {
       ref::ozaki_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
                        p.ldc, s);
     });
-    rows.push_back({false, s, ms, ref::compare(C.data(), p.ldc, acc)});
+    rows.push_back({false, s, ms, ref::compare(C.data(), p.ldc, acc), "", ""});
   }
   {
     const double ms = time_host_gemm(p, C, o.iters, [&](double* c) {
       ref::plain_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
                        p.ldc);
     });
-    rows.push_back({true, 0, ms, ref::compare(C.data(), p.ldc, acc)});
+    rows.push_back({true, 0, ms, ref::compare(C.data(), p.ldc, acc), "", ""});
   }
   const double fl = flops(sz);
   auto gflops = [&](double ms) { return ms > 0 ? fl / (ms * 1e6) : 0.0; };
@@ -73,7 +80,8 @@ int run_on_host(const CliOptions& o, const std::string& note) {
     j.key("rows").begin_array();
     for (const Row& r : rows) {
       j.begin_object();
-      j.field("method", r.plain ? "plain_fp64" : "ozaki");
+      j.field("method", r.plain ? "plain_fp64" : r.label.empty() ? "ozaki" : "fp64_mode");
+      if (!r.label.empty()) j.field("bound_text", r.bound);
       j.key("slices");
       if (r.plain)
         j.null();
@@ -95,13 +103,18 @@ int run_on_host(const CliOptions& o, const std::string& note) {
   TextTable t({"method", "slices", "time (ms)", "GFLOPS", "normwise", "componentwise", "elementwise"});
   bool mismatch = false;
   for (const Row& r : rows) {
-    t.add_row({r.plain ? "plain FP64" : "ozaki-I", r.plain ? "- " : slices_cell(r.slices), fmt_fixed(r.ms, 3),
+    t.add_row({r.plain ? "plain FP64" : r.label.empty() ? "ozaki-I" : r.label,
+               r.plain || (!r.label.empty() && r.slices == 0) ? "- " : slices_cell(r.slices), fmt_fixed(r.ms, 3),
                fmt_fixed(gflops(r.ms), 3), fmt_sci(r.err.normwise), fmt_sci(r.err.componentwise),
                fmt_sci(r.err.elementwise)});
     mismatch = mismatch || r.err.nonfinite_mismatch != 0;
   }
   t.print(std::cout);
-  std::cout << "  * default slice count (" << kDefaultSlices << ")\n";
+  std::cout << "  * default slice count of FIXED mode (" << kDefaultSlices << ")\n";
+  if (fp64 && !rows.empty() && !rows.front().label.empty())
+    std::cout << "  FP64 mode (the library's default): " << rows.front().bound
+              << " (|C - AB| <= bound * u * |A||B| entrywise; native DGEMM when no count meets it; the time"
+                 " includes the decision)\n";
   if (mismatch) std::cout << "  warning: some entries differ from the reference in Inf/NaN class\n";
   const std::string nf = nonfinite_note(p, rows.back().err);
   if (!nf.empty()) std::cout << "  warning: " << nf << "\n";

@@ -89,6 +89,30 @@ double host_work(const Sizes& s, const std::vector<int>& sweep, int reps) {
   return per_mnk * double(s.m) * double(s.n) * double(s.k);
 }
 
+HostFp64 run_fp64_host(const HostProblem& p, const ref::AccurateResult& acc, int iters) {
+  HostFp64 out;
+  std::vector<double> C;
+  out.ms = time_host_gemm(p, C, iters, [&](double* c) {
+    out.decision = ref::decide_slices(p.transa, p.transb, p.m, p.n, p.k, p.A.data(), p.lda, p.B.data(), p.ldb);
+    if (out.decision.slices > 0)
+      ref::ozaki_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
+                       p.ldc, out.decision.slices);
+    else
+      ref::plain_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
+                       p.ldc);
+  });
+  out.err = ref::compare(C.data(), p.ldc, acc);
+  return out;
+}
+
+std::string fp64_label(const ref::AccuracyDecision& d) {
+  return d.slices > 0 ? "FP64 mode (" + std::to_string(d.slices) + ")" : "FP64 mode (native)";
+}
+
+std::string fp64_bound_text(const ref::AccuracyDecision& d) {
+  return d.slices > 0 ? "bound " + fmt_g(d.bound) + " <= " + fmt_g(d.target) : "no count meets " + fmt_g(d.target);
+}
+
 std::string problem_line(const Sizes& s, const CliOptions& o) {
   return "C = alpha*op(A)*op(B) + beta*C with m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
          " k=" + std::to_string(s.k) + ", op(A)=" + std::string(1, static_cast<char>(o.transa)) +

@@ -56,6 +56,13 @@ OZGEMM_HD double add_rn(double a, double b) {
   return a + b;
 #endif
 }
+OZGEMM_HD double div_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
 OZGEMM_HD double int64_to_double_rn(int64_t v) {
 #if defined(__CUDA_ARCH__)
   return __ll2double_rn(static_cast<long long>(v));

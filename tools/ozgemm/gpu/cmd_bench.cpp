@@ -131,7 +131,9 @@ struct BenchResult {
   model::DeviceSpec spec;                // datasheet rates, probed copy rate
   double model_ms = 0, model_native_ms = 0;
   double model_measured_ms = 0;          // the same model with the probed INT8 rate
-  int slices = 0;
+  int slices = 0;                 // what ran (0: native)
+  std::string accuracy;           // "fp64" or "fixed"
+  ozgemmCallInfo_t info{};        // the checked call's ozgemmGetLastCallInfo
   std::string variant;            // what ran
   std::string requested_variant;  // what was asked for (auto, or a fused variant that fell back)
   Measured emu, native;
@@ -157,19 +159,19 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
 
   Handle h;
   h.set_stream(stream);
-  h.set_slices(o.slices > 0 ? o.slices : kDefaultSlices);
+  const bool fp64 = resolved_accuracy(o) == AccuracyOpt::Fp64;
+  r.accuracy = fp64 ? "fp64" : "fixed";
+  if (fp64)
+    check(ozgemmSetAccuracy(h.get(), OZGEMM_ACCURACY_FP64), "ozgemmSetAccuracy");
+  else
+    h.set_slices(o.slices > 0 ? o.slices : kDefaultSlices);
   h.set_variant(static_cast<ozgemmVariant_t>(o.variant));
   check(ozgemmSetKernelFamily(h.get(), static_cast<ozgemmKernelFamily_t>(o.family)), "ozgemmSetKernelFamily");
   check(ozgemmSetFusedAccumulator(h.get(), static_cast<ozgemmFusedAccumulator_t>(o.accumulator)),
         "ozgemmSetFusedAccumulator");
-  r.slices = h.slices();
   const int m = int(sz.m), n = int(sz.n), k = int(sz.k);
-  // Report what runs: AUTO resolved, and any fallback from a fused variant the problem does not fit.
-  ozgemmVariant_t requested, v;
+  ozgemmVariant_t requested;
   check(ozgemmGetVariant(h.get(), &requested), "ozgemmGetVariant");
-  check(ozgemmGetPlannedVariant(h.get(), to_cublas(p.transa), to_cublas(p.transb), m, n, k, &v),
-        "ozgemmGetPlannedVariant");
-  r.variant = ozgemmGetVariantString(v);
   r.requested_variant = ozgemmGetVariantString(requested);
   const int lda = int(p.lda), ldb = int(p.ldb), ldc = int(p.ldc);
   const double alpha = p.alpha, beta = p.beta;
@@ -201,9 +203,14 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
     return sampled_errors(p, C.data(), p.ldc, sample);
   };
 
+  // The checked run first: it says what runs (AUTO resolved, FP64 mode's count, any fallback).
+  r.emu.err = errors_of_set0(emu);
+  check(ozgemmGetLastCallInfo(h.get(), &r.info), "ozgemmGetLastCallInfo");
+  const ozgemmVariant_t v = r.info.variant;
+  r.variant = ozgemmGetVariantString(v);
+  r.slices = r.info.slices;
   r.emu.runs = iters;
   r.emu.ms = median(time_runs(p, sets, stream, warmup, iters, emu));
-  r.emu.err = errors_of_set0(emu);
   r.nonfinite_inputs = nonfinite_inputs(p);
   if (want_phases && v != OZGEMM_VARIANT_NATIVE) {
     cudaEvent_t ev[5];
@@ -232,10 +239,11 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   r.int8_tops = int8_gemm_tops(8192, stream);
   r.spec = spec_for(r.device, r.copy_gbs, 0);
   const Variant mv = static_cast<Variant>(v);
-  r.model_ms = model::predict(mv, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
-  r.model_native_ms = model::predict(Variant::Native, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, r.spec).ms;
-  r.model_measured_ms =
-      model::predict(mv, sz.m, sz.n, sz.k, r.slices, p.beta != 0.0, spec_for(r.device, r.copy_gbs, r.int8_tops)).ms;
+  const int model_slices = r.slices > 0 ? r.slices : kDefaultSlices;
+  r.model_ms = model::predict(mv, sz.m, sz.n, sz.k, model_slices, p.beta != 0.0, r.spec).ms;
+  r.model_native_ms = model::predict(Variant::Native, sz.m, sz.n, sz.k, model_slices, p.beta != 0.0, r.spec).ms;
+  r.model_measured_ms = model::predict(mv, sz.m, sz.n, sz.k, model_slices, p.beta != 0.0,
+                                       spec_for(r.device, r.copy_gbs, r.int8_tops)).ms;
   h.set_stream(nullptr);
   OZ_TOOL_CUDA(cudaStreamSynchronize(stream));
   cudaStreamDestroy(stream);
@@ -255,6 +263,9 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     json_problem_fields(j, r.sizes, o);
     j.field("phi", o.phi.empty() ? 0.5 : o.phi[0]);
     j.field("slices", r.slices);
+    j.field("accuracy", r.accuracy);
+    j.field("bound", r.info.bound).field("target", r.info.target).field("fell_back", r.info.fell_back != 0);
+    j.field("decision", std::string(r.info.reason));
     j.field("variant", r.variant);
     j.field("requested_variant", r.requested_variant);
     j.field("family", family_name(o.family));
@@ -285,19 +296,21 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     std::cout << j.str() << "\n";
     return;
   }
-  std::cout << "ozgemm " << title << " on " << r.device << ": " << sizes_text(r.sizes) << ", " << r.slices
-            << " slices, variant " << r.variant
+  std::cout << "ozgemm " << title << " on " << r.device << ": " << sizes_text(r.sizes) << ", " << r.accuracy
+            << " mode, " << r.slices << " slices, variant " << r.variant
             << (r.variant != r.requested_variant ? " (requested " + r.requested_variant + ")" : std::string())
             << ", median of " << r.emu.runs << " runs (" << r.sets
             << " rotating buffer sets)\n";
   TextTable t({"path", "time ms", "TFLOPS", "normwise", "componentwise", "elementwise"});
-  t.add_row({"ozgemm (" + r.variant + ", " + std::to_string(r.slices) + " slices)", fmt_fixed(r.emu.ms, 3),
+  t.add_row({"ozgemm (" + r.variant + (r.slices > 0 ? ", " + std::to_string(r.slices) + " slices)" : ")"),
+             fmt_fixed(r.emu.ms, 3),
              fmt_fixed(tflops(r.sizes, r.emu.ms), 2), fmt_sci(r.emu.err.normwise), fmt_sci(r.emu.err.componentwise),
              fmt_sci(r.emu.err.elementwise)});
   t.add_row({"native cuBLAS DGEMM", fmt_fixed(r.native.ms, 3), fmt_fixed(tflops(r.sizes, r.native.ms), 2),
              fmt_sci(r.native.err.normwise), fmt_sci(r.native.err.componentwise),
              fmt_sci(r.native.err.elementwise)});
   t.print(std::cout);
+  std::cout << "  " << r.info.reason << "\n";
   std::cout << "  model (" << r.spec.name << " datasheet INT8 " << fmt_fixed(r.spec.int8_tops, 0)
             << " TOPS, measured copy " << fmt_fixed(r.copy_gbs, 0) << " GB/s): ozgemm " << fmt_fixed(r.model_ms, 3)
             << " ms, native " << fmt_fixed(r.model_native_ms, 3) << " ms\n";

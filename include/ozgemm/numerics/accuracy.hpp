@@ -1,0 +1,153 @@
+// ozgemm/numerics/accuracy.hpp — the accuracy contract of the Ozaki-I scheme: the per-entry error
+// bound, the statistics it reads, and the choice of the slice count. Shared by the GPU decision
+// kernels (kernels/dgemm/accuracy.cu) and the host reference (src/reference/accuracy_reference.cpp)
+// so both choose the same count from the same data. Derivation: docs/numerics.md, "The accuracy
+// contract".
+//
+// Units. For row r of op(A) with shift sigma_r (shift_from_max), a' = a * 2^sigma_r, |a'| <= 127
+// ("digit units"); likewise b' for column c of op(B). All statistics are exact integers, so every
+// order of summation gives the same bits.
+//
+// Statistics per row (column):
+//   q  = the digits that represent every element of the row exactly (1 + ceil((-sigma - lsb)/8)
+//        over the row's lowest set bit lsb; 1 for an all-zero row);
+//   U  = sum_l ceil(|a'_l| 2^kUnitBits): an upper bound of ||a'||_1 in units of 2^-kUnitBits;
+//   mag_l = floor(|a'_l|) in [0, 127]: the magnitude digits, whose INT8 GEMM gives
+//   P_rc = sum_l mag(a_rl) mag(b_lc) <= (|A||B|)_rc 2^(sigma_r + sigma_c): a LOWER bound of |A||B|.
+//
+// The bound (exact arithmetic of the scheme at s slices, then its FP64 reconstruction; no over- or
+// underflow in the reconstruction; finite row and column), in units of 2^-(sigma_r + sigma_c):
+//   |C_rc - (AB)_rc| <= T + u (1 + u)^s [ (|A||B|)' + T + F ],     u = 2^-53,
+//   T = 0 when q_r + q_c <= s + 1 (every digit product kept, every slice exact), otherwise
+//   T = 2^(-8(s-1)) [ (U_r + U_c) 2^-kUnitBits + k (1.02 + 64.26 (s-1)) ],
+//   F = 0.504 (U_r + U_c) 2^-kUnitBits + 1.012 k.
+// The contract asks |C_rc - (AB)_rc| <= c u (|A||B|)_rc with c = target_constant(k) = min(4, k);
+// since (|A||B|)' >= P it holds when the entry's ratio
+//   R(s) = 1.0001 + (T / u + F) (1 + 2^-40) / P  <=  c.
+// (P = 0 gives R = inf: no lower bound of |A||B|, no guarantee.) R is what the library reports as
+// the bound's value: the constant the data achieved.
+#pragma once
+
+#include <cstdint>
+
+#include "ozgemm/numerics/fp.hpp"
+#include "ozgemm/numerics/ozaki1.hpp"
+
+namespace ozgemm {
+namespace numerics {
+
+constexpr int kUnitBits = 10;                 // U's resolution: 2^-10 digit units
+constexpr int kMagMax = 127;                  // mag digits lie in [0, 127]
+// Largest depth whose magnitude GEMM is exact in int32: kMagMax^2 * k <= 2^31 - 1.
+constexpr int64_t kMagExactK = int64_t(2147483647) / (kMagMax * kMagMax);  // 133143
+constexpr int kNoDigits = 0x7fffffff;         // "no nonzero element": lsb of an empty row
+
+// The exponent of the lowest set bit of a finite, non-zero x: x = odd * 2^lsb.
+OZGEMM_HD int lowest_bit_exponent(double x) {
+  const uint64_t u = bits_of(x);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  uint64_t mant = u & 0x000fffffffffffffull;
+  int ex;
+  if (biased) {
+    mant |= 1ull << 52;
+    ex = biased - 1075;
+  } else {
+    ex = -1074;
+  }
+  int tz = 0;
+  while (((mant >> tz) & 1ull) == 0) ++tz;  // mant != 0 for x != 0
+  return ex + tz;
+}
+
+// Digits that represent every element of a row exactly, from its shift and the smallest lowest-bit
+// exponent of its non-zero elements (kNoDigits: none). Element x is exact in q digits iff
+// x 2^(shift + 8(q-1)) is an integer iff shift + 8(q-1) + lsb >= 0 (slice_value's X).
+OZGEMM_HD int32_t exact_digits(int32_t shift, int32_t lsb_min) {
+  if (lsb_min == kNoDigits) return 1;
+  const int64_t need = -int64_t(shift) - int64_t(lsb_min);  // 8 (q - 1) >= need
+  if (need <= 0) return 1;
+  const int64_t q = 1 + (need + 7) / 8;
+  return q > 100000 ? 100000 : static_cast<int32_t>(q);
+}
+
+// floor(|x| 2^e) and ceil(|x| 2^e) of a finite x, exactly (integer arithmetic on the significand).
+// Callers keep |x| 2^e below 2^62.
+OZGEMM_HD int64_t scaled_floor(double x, int e) {
+  const uint64_t u = bits_of(x);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  const uint64_t frac = u & 0x000fffffffffffffull;
+  if (biased == 0 && frac == 0) return 0;
+  const uint64_t mant = biased ? (frac | (1ull << 52)) : frac;
+  const int p = (biased ? biased - 1075 : -1074) + e;  // |x| 2^e = mant 2^p
+  if (p >= 0) return static_cast<int64_t>(mant << p);
+  return p <= -64 ? 0 : static_cast<int64_t>(mant >> (-p));
+}
+OZGEMM_HD int64_t scaled_ceil(double x, int e) {
+  const int64_t f = scaled_floor(x, e);
+  const uint64_t u = bits_of(x);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  const uint64_t frac = u & 0x000fffffffffffffull;
+  if (biased == 0 && frac == 0) return 0;
+  const uint64_t mant = biased ? (frac | (1ull << 52)) : frac;
+  const int p = (biased ? biased - 1075 : -1074) + e;
+  if (p >= 0) return f;
+  const bool rest = p <= -64 ? true : (mant & ((1ull << (-p)) - 1)) != 0;
+  return f + (rest ? 1 : 0);
+}
+
+// The magnitude digit and U's term of one finite element of a row with shift `shift`.
+OZGEMM_HD int32_t magnitude_digit(double x, int32_t shift) { return static_cast<int32_t>(scaled_floor(x, shift)); }
+OZGEMM_HD int64_t unit_term(double x, int32_t shift) { return scaled_ceil(x, shift + kUnitBits); }
+
+// The contract's constant c for depth k: min(4, k) (native DGEMM's own bound is k u |A||B|).
+OZGEMM_HD double target_constant(int64_t k) { return k < 4 ? static_cast<double>(k < 1 ? 1 : k) : 4.0; }
+
+// Shift sums beyond this may push the smallest diagonal term of any slice count below the normal
+// range, where the bound's "no underflow" assumption fails (and below kHugeShiftSum results near
+// DBL_MAX take the offset path): such entries get no guarantee (R = inf). Independent of s, so R
+// never increases with s and the smallest count meeting the target everywhere is the largest of
+// the entries' own smallest counts.
+OZGEMM_HD bool reconstruction_normal(int32_t shift_sum) {
+  return int64_t(shift_sum) + kSliceBits * int64_t(kMaxSlices - 1) + 64 <= 1022 && shift_sum >= kHugeShiftSum;
+}
+
+// R(s) of one entry (see the top of this file); +inf when no guarantee is possible.
+OZGEMM_HD double entry_ratio(int s, int64_t P, int64_t u_row, int64_t u_col, int32_t q_row, int32_t q_col,
+                             int32_t shift_sum, int64_t k) {
+  const double inf = double_of(0x7ff0000000000000ull);
+  if (P <= 0 || !reconstruction_normal(shift_sum)) return inf;
+  const double G = mul_rn(int64_to_double_rn(u_row + u_col), pow2_normal(-kUnitBits));  // exact
+  const double kd = int64_to_double_rn(k);
+  double t_over_u = 0.0;
+  if (int64_t(q_row) + int64_t(q_col) > int64_t(s) + 1) {
+    const double inner = add_rn(G, mul_rn(kd, add_rn(1.02, mul_rn(64.26, double(s - 1)))));
+    t_over_u = mul_rn(inner, scale_pow2(1.0, 53 - kSliceBits * (s - 1)));  // T / u
+  }
+  const double f = add_rn(mul_rn(0.504, G), mul_rn(1.012, kd));
+  const double excess = mul_rn(add_rn(t_over_u, f), 1.0000000000009095);  // (1 + 2^-40)
+  return add_rn(1.0001, div_rn(excess, int64_to_double_rn(P)));
+}
+
+// The smallest count s in [s_from, kMaxSlices] with R(s) <= target for one entry; kMaxSlices + 1
+// when none. R is non-increasing in s.
+OZGEMM_HD int entry_slices(int s_from, double target, int64_t P, int64_t u_row, int64_t u_col, int32_t q_row,
+                           int32_t q_col, int32_t shift_sum, int64_t k) {
+  for (int s = s_from; s <= kMaxSlices; ++s)
+    if (entry_ratio(s, P, u_row, u_col, q_row, q_col, shift_sum, k) <= target) return s;
+  return kMaxSlices + 1;
+}
+
+// The GPU decision reduces, besides each entry's smallest count, the maxima of R over a window of
+// this many counts from the lower bound, so the chosen count's bound comes with the same pass.
+constexpr int kSliceWindow = 4;
+
+// A lower bound of the count any choice can take, from the rows' exact digits alone: every entry
+// that is not exact at s needs s >= 7 (R(6) > 160 for any P <= 127^2 k), so the count is at least
+// min(s_exact, 7) with s_exact = max q_r + max q_c - 1 (all entries exact from there on).
+OZGEMM_HD int slices_lower_bound(int32_t q_max_rows, int32_t q_max_cols) {
+  const int64_t s_exact = int64_t(q_max_rows) + int64_t(q_max_cols) - 1;
+  return static_cast<int>(s_exact < 7 ? (s_exact < 1 ? 1 : s_exact) : 7);
+}
+
+}  // namespace numerics
+}  // namespace ozgemm

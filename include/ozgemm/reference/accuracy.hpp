@@ -1,0 +1,46 @@
+// ozgemm/reference/accuracy.hpp — the host reference of the accuracy contract's decision
+// (ozgemm/numerics/accuracy.hpp): the operands' statistics, the magnitude product P, each entry's
+// bound ratio R(s) and the smallest slice count whose bound meets the target everywhere. The GPU
+// decision (kernels/dgemm/accuracy.cu) computes the same integers and the same R, so both choose
+// the same count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ozgemm/problem.hpp"
+
+namespace ozgemm {
+namespace ref {
+
+// Statistics of the rows of op(A) (or columns of op(B)): numerics/accuracy.hpp defines them.
+struct OperandStats {
+  int64_t rows = 0, k = 0;
+  std::vector<int32_t> shift;      // shift_from_max of the finite max-abs
+  std::vector<uint8_t> nonfinite;  // 1: the row holds Inf/NaN (its entries take the special path)
+  std::vector<int32_t> q;          // exact digits
+  std::vector<int64_t> U;          // sum of ceil(|a'| 2^kUnitBits)
+  std::vector<uint8_t> mag;        // rows x k, k-contiguous: floor(|a'|)
+  int32_t q_max = 1;               // max of q over finite rows
+};
+OperandStats stats_rows_of_op_a(Op transa, int64_t m, int64_t k, const double* A, int64_t lda);
+OperandStats stats_cols_of_op_b(Op transb, int64_t k, int64_t n, const double* B, int64_t ldb);
+
+// P_rc = sum_l mag_a(r, l) mag_b(c, l), exact (int64); m x n column-major.
+std::vector<int64_t> magnitude_product(const OperandStats& a, const OperandStats& b);
+
+// R(s) of every entry (m x n column-major); entries whose row or column holds Inf/NaN get 1.
+std::vector<double> entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P, int s);
+
+struct AccuracyDecision {
+  int lower_bound = 1;  // numerics::slices_lower_bound: no count below it can meet the target
+  int slices = 0;       // smallest count >= lower_bound whose max R <= target; 0: none up to kMaxSlices
+  double bound = 0;     // max over entries of R(slices) (the constant achieved); inf when slices == 0
+  double target = 0;    // numerics::target_constant(k)
+};
+// The decision for C = op(A) op(B) (m, n, k >= 1).
+AccuracyDecision decide_slices(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
+                               const double* B, int64_t ldb);
+
+}  // namespace ref
+}  // namespace ozgemm

@@ -1,0 +1,124 @@
+// The accuracy decision's kernels (ozgemm/numerics/accuracy.hpp): the magnitude digits and U of an
+// operand, and the per-entry reduction of the bound over the magnitude product. The same functions
+// as the host reference (src/reference/accuracy_reference.cpp), so both choose the same count.
+#include "kernels/dgemm/launch.hpp"
+#include "ozgemm/numerics/accuracy.hpp"
+
+namespace ozgemm {
+namespace kernels {
+
+namespace nm = ozgemm::numerics;
+
+namespace {
+
+constexpr int kTileR = 32, kTileL = 64, kThreads = 256;
+
+// One tile of 32 rows x 64 columns: loaded coalesced through shared memory whichever index is
+// contiguous (as slice.cu), then written k-contiguous; U's partial sums per row go to U[r] once.
+__global__ void __launch_bounds__(kThreads) magnitudes_kernel(OperandView v, const int32_t* __restrict__ shift,
+                                                               int64_t rows_pad, int64_t kpad, int64_t ld,
+                                                               uint8_t* __restrict__ mag, int64_t* __restrict__ U) {
+  __shared__ double tile[kTileR][kTileL + 1];
+  __shared__ unsigned long long usum[kTileR];
+  const int64_t tiles_l = (kpad + kTileL - 1) / kTileL;
+  const int64_t r0 = (int64_t(blockIdx.x) / tiles_l) * kTileR;
+  const int64_t l0 = (int64_t(blockIdx.x) % tiles_l) * kTileL;
+  const bool kcontig = v.stride_l == 1;
+  for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
+    const int rr = kcontig ? idx / kTileL : idx % kTileR;
+    const int ll = kcontig ? idx % kTileL : idx / kTileR;
+    const int64_t r = r0 + rr, l = l0 + ll;
+    tile[rr][ll] = (r < v.rows && l < v.k) ? v.ptr[r * v.stride_r + l * v.stride_l] : 0.0;
+  }
+  if (threadIdx.x < kTileR) usum[threadIdx.x] = 0;
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
+    const int rr = idx / kTileL, ll = idx % kTileL;
+    const int64_t r = r0 + rr, l = l0 + ll;
+    if (r >= rows_pad || l >= kpad) continue;
+    const double x = tile[rr][ll];
+    const bool finite = nm::is_finite(x);
+    const int32_t sh = shift[r];
+    mag[r * ld + l] = finite ? static_cast<uint8_t>(nm::magnitude_digit(x, sh)) : 0;
+    if (finite && x != 0.0) atomicAdd(&usum[rr], static_cast<unsigned long long>(nm::unit_term(x, sh)));
+  }
+  __syncthreads();
+  if (threadIdx.x < kTileR && r0 + threadIdx.x < rows_pad && usum[threadIdx.x] != 0)
+    atomicAdd(reinterpret_cast<unsigned long long*>(U + r0 + threadIdx.x), usum[threadIdx.x]);
+}
+
+// One thread per entry; a block's maxima reduce through warp shuffles and shared memory, then one
+// atomic per block and quantity.
+__global__ void __launch_bounds__(256) bound_kernel(BoundArgs a) {
+  constexpr int W = nm::kSliceWindow;
+  __shared__ int s_red[8];
+  __shared__ unsigned long long r_red[8][W];
+  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t c = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;
+  int need = 0;
+  unsigned long long ratio[W];
+#pragma unroll
+  for (int w = 0; w < W; ++w) ratio[w] = 0;
+  if (r < a.rows && c < a.cols) {
+    const int64_t cg = a.col0 + c;
+    if (!(a.flag_a[r] | a.flag_b[cg])) {
+      int64_t P = 0;
+      for (int b = 0; b < a.pblocks; ++b) P += a.P[b * a.plane_elems + r + c * a.ld];
+      const int32_t shift_sum = a.shift_a[r] + a.shift_b[cg];
+      need = nm::entry_slices(a.s_from, a.target, P, a.U_a[r], a.U_b[cg], a.q_a[r], a.q_b[cg], shift_sum, a.k);
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        const int s = a.s_from + w;
+        if (s <= nm::kMaxSlices)
+          ratio[w] = nm::bits_of(nm::entry_ratio(s, P, a.U_a[r], a.U_b[cg], a.q_a[r], a.q_b[cg], shift_sum, a.k));
+      }
+    }
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    need = max(need, __shfl_xor_sync(0xffffffffu, need, o));
+#pragma unroll
+    for (int w = 0; w < W; ++w) ratio[w] = max(ratio[w], __shfl_xor_sync(0xffffffffu, ratio[w], o));
+  }
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x, warp = tid >> 5, lane = tid & 31;
+  if (lane == 0) {
+    s_red[warp] = need;
+#pragma unroll
+    for (int w = 0; w < W; ++w) r_red[warp][w] = ratio[w];
+  }
+  __syncthreads();
+  if (tid == 0) {
+    const int warps = (blockDim.x * blockDim.y + 31) / 32;
+    for (int i = 1; i < warps; ++i) {
+      need = max(need, s_red[i]);
+#pragma unroll
+      for (int w = 0; w < W; ++w) ratio[w] = max(ratio[w], r_red[i][w]);
+    }
+    if (need > 0) atomicMax(&a.result->s_max, need);
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      if (ratio[w]) atomicMax(&a.result->ratio_max[w], ratio[w]);
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_magnitudes(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t kpad,
+                              int64_t ld, uint8_t* mag, int64_t* U, cudaStream_t stream) {
+  if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
+  const int64_t tiles = ((rows_pad + kTileR - 1) / kTileR) * ((kpad + kTileL - 1) / kTileL);
+  if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+  magnitudes_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, rows_pad, kpad, ld, mag, U);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_bound(const BoundArgs& args, cudaStream_t stream) {
+  if (args.rows <= 0 || args.cols <= 0) return cudaSuccess;
+  const dim3 block(128, 2);
+  const dim3 grid(static_cast<unsigned>((args.rows + 127) / 128), static_cast<unsigned>((args.cols + 1) / 2));
+  if (grid.y > 65535) return cudaErrorInvalidValue;  // the planner's column chunks keep it below
+  bound_kernel<<<grid, block, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+}  // namespace kernels
+}  // namespace ozgemm

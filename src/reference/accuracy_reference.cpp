@@ -1,0 +1,124 @@
+// Host reference of the accuracy contract's decision (ozgemm/reference/accuracy.hpp).
+#include "ozgemm/reference/accuracy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "ozgemm/numerics/accuracy.hpp"
+#include "reference/parallel.hpp"
+
+namespace ozgemm {
+namespace ref {
+
+namespace nm = ozgemm::numerics;
+
+namespace {
+template <class Get>
+OperandStats stats(int64_t rows, int64_t k, Get get) {
+  OperandStats s;
+  s.rows = rows;
+  s.k = k;
+  s.shift.assign(rows, 0);
+  s.nonfinite.assign(rows, 0);
+  s.q.assign(rows, 1);
+  s.U.assign(rows, 0);
+  s.mag.assign(size_t(rows * k), 0);
+  detail::parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      double mx = 0.0;
+      int32_t lsb = nm::kNoDigits;
+      uint8_t bad = 0;
+      for (int64_t l = 0; l < k; ++l) {
+        const double v = get(r, l);
+        if (!nm::is_finite(v)) {
+          bad = 1;
+          continue;
+        }
+        mx = std::max(mx, std::fabs(v));
+        if (v != 0.0) lsb = std::min(lsb, nm::lowest_bit_exponent(v));
+      }
+      const int32_t sh = nm::shift_from_max(mx);
+      s.shift[r] = sh;
+      s.nonfinite[r] = bad;
+      s.q[r] = nm::exact_digits(sh, lsb);
+      int64_t u = 0;
+      for (int64_t l = 0; l < k; ++l) {
+        const double v = get(r, l);
+        if (!nm::is_finite(v)) continue;
+        u += nm::unit_term(v, sh);
+        s.mag[size_t(r * k + l)] = static_cast<uint8_t>(nm::magnitude_digit(v, sh));
+      }
+      s.U[r] = u;
+    }
+  });
+  for (int64_t r = 0; r < rows; ++r)
+    if (!s.nonfinite[r]) s.q_max = std::max(s.q_max, s.q[r]);
+  return s;
+}
+}  // namespace
+
+OperandStats stats_rows_of_op_a(Op transa, int64_t m, int64_t k, const double* A, int64_t lda) {
+  return stats(m, k, [=](int64_t r, int64_t l) { return op_elem(A, lda, transa, r, l); });
+}
+
+OperandStats stats_cols_of_op_b(Op transb, int64_t k, int64_t n, const double* B, int64_t ldb) {
+  return stats(n, k, [=](int64_t c, int64_t l) { return op_elem(B, ldb, transb, l, c); });
+}
+
+std::vector<int64_t> magnitude_product(const OperandStats& a, const OperandStats& b) {
+  if (a.k != b.k) throw std::invalid_argument("magnitude_product: depths differ");
+  const int64_t m = a.rows, n = b.rows, k = a.k;
+  std::vector<int64_t> P(size_t(m * n), 0);
+  detail::parallel_for(n, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t r = 0; r < m; ++r) {
+        const uint8_t* x = a.mag.data() + r * k;
+        const uint8_t* y = b.mag.data() + c * k;
+        int64_t sum = 0;
+        for (int64_t l = 0; l < k; ++l) sum += int64_t(x[l]) * int64_t(y[l]);
+        P[size_t(r + c * m)] = sum;
+      }
+  });
+  return P;
+}
+
+std::vector<double> entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P, int s) {
+  const int64_t m = a.rows, n = b.rows;
+  std::vector<double> R(size_t(m * n), 1.0);
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t r = 0; r < m; ++r) {
+      if (a.nonfinite[r] || b.nonfinite[c]) continue;
+      R[size_t(r + c * m)] =
+          nm::entry_ratio(s, P[size_t(r + c * m)], a.U[r], b.U[c], a.q[r], b.q[c], a.shift[r] + b.shift[c], a.k);
+    }
+  return R;
+}
+
+AccuracyDecision decide_slices(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
+                               const double* B, int64_t ldb) {
+  if (m < 1 || n < 1 || k < 1) throw std::invalid_argument("decide_slices: m, n, k must be >= 1");
+  const OperandStats a = stats_rows_of_op_a(transa, m, k, A, lda);
+  const OperandStats b = stats_cols_of_op_b(transb, k, n, B, ldb);
+  const std::vector<int64_t> P = magnitude_product(a, b);
+  AccuracyDecision d;
+  d.target = nm::target_constant(k);
+  d.lower_bound = nm::slices_lower_bound(a.q_max, b.q_max);
+  d.bound = std::numeric_limits<double>::infinity();
+  // R never increases with s: the count is the largest of the entries' own smallest counts.
+  int s = d.lower_bound;
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t r = 0; r < m; ++r)
+      if (!a.nonfinite[r] && !b.nonfinite[c])
+        s = std::max(s, nm::entry_slices(s, d.target, P[size_t(r + c * m)], a.U[r], b.U[c], a.q[r], b.q[c],
+                                         a.shift[r] + b.shift[c], k));
+  if (s > nm::kMaxSlices) return d;
+  const std::vector<double> R = entry_ratios(a, b, P, s);
+  d.slices = s;
+  d.bound = *std::max_element(R.begin(), R.end());
+  return d;
+}
+
+}  // namespace ref
+}  // namespace ozgemm
