@@ -14,12 +14,14 @@ namespace {
 constexpr int kTileR = 32, kTileL = 64, kThreads = 256;
 
 // One tile of 32 rows x 64 columns: loaded coalesced through shared memory whichever index is
-// contiguous (as slice.cu), then written k-contiguous; U's partial sums per row go to U[r] once.
+// contiguous (as slice.cu), then written k-contiguous by 8 threads a row (8 consecutive bytes
+// each step); each row's U partial sum is reduced across its 8 threads by shuffles and added to
+// U[r] once per tile.
 __global__ void __launch_bounds__(kThreads) magnitudes_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                                int64_t rows_pad, int64_t kpad, int64_t ld,
                                                                uint8_t* __restrict__ mag, int64_t* __restrict__ U) {
+  static_assert(kThreads == kTileR * 8, "8 threads a row");
   __shared__ double tile[kTileR][kTileL + 1];
-  __shared__ unsigned long long usum[kTileR];
   const int64_t tiles_l = (kpad + kTileL - 1) / kTileL;
   const int64_t r0 = (int64_t(blockIdx.x) / tiles_l) * kTileR;
   const int64_t l0 = (int64_t(blockIdx.x) % tiles_l) * kTileL;
@@ -30,21 +32,25 @@ __global__ void __launch_bounds__(kThreads) magnitudes_kernel(OperandView v, con
     const int64_t r = r0 + rr, l = l0 + ll;
     tile[rr][ll] = (r < v.rows && l < v.k) ? v.ptr[r * v.stride_r + l * v.stride_l] : 0.0;
   }
-  if (threadIdx.x < kTileR) usum[threadIdx.x] = 0;
   __syncthreads();
-  for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
-    const int rr = idx / kTileL, ll = idx % kTileL;
-    const int64_t r = r0 + rr, l = l0 + ll;
-    if (r >= rows_pad || l >= kpad) continue;
-    const double x = tile[rr][ll];
-    const bool finite = nm::is_finite(x);
+  const int rr = threadIdx.x / 8, part = threadIdx.x % 8;
+  const int64_t r = r0 + rr;
+  unsigned long long usum = 0;
+  if (r < rows_pad) {
     const int32_t sh = shift[r];
-    mag[r * ld + l] = finite ? static_cast<uint8_t>(nm::magnitude_digit(x, sh)) : 0;
-    if (finite && x != 0.0) atomicAdd(&usum[rr], static_cast<unsigned long long>(nm::unit_term(x, sh)));
+#pragma unroll
+    for (int j = 0; j < kTileL / 8; ++j) {
+      const int ll = part + 8 * j;
+      const int64_t l = l0 + ll;
+      if (l >= kpad) break;
+      const double x = tile[rr][ll];
+      const bool finite = nm::is_finite(x);
+      mag[r * ld + l] = finite ? static_cast<uint8_t>(nm::magnitude_digit(x, sh)) : 0;
+      if (finite) usum += static_cast<unsigned long long>(nm::unit_term(x, sh));
+    }
   }
-  __syncthreads();
-  if (threadIdx.x < kTileR && r0 + threadIdx.x < rows_pad && usum[threadIdx.x] != 0)
-    atomicAdd(reinterpret_cast<unsigned long long*>(U + r0 + threadIdx.x), usum[threadIdx.x]);
+  for (int o = 4; o > 0; o >>= 1) usum += __shfl_xor_sync(0xffffffffu, usum, o);  // within the row's 8 lanes
+  if (part == 0 && r < rows_pad && usum != 0) atomicAdd(reinterpret_cast<unsigned long long*>(U + r), usum);
 }
 
 // One thread per entry; a block's maxima reduce through warp shuffles and shared memory, then one
@@ -65,13 +71,20 @@ __global__ void __launch_bounds__(256) bound_kernel(BoundArgs a) {
       int64_t P = 0;
       for (int b = 0; b < a.pblocks; ++b) P += a.P[b * a.plane_elems + r + c * a.ld];
       const int32_t shift_sum = a.shift_a[r] + a.shift_b[cg];
-      need = nm::entry_slices(a.s_from, a.target, P, a.U_a[r], a.U_b[cg], a.q_a[r], a.q_b[cg], shift_sum, a.k);
+      // The window's ratios; the entry's smallest passing count is the first of them at or below the
+      // target, or found past the window (entry_slices' definition either way).
+      need = 0;
 #pragma unroll
       for (int w = 0; w < W; ++w) {
         const int s = a.s_from + w;
-        if (s <= nm::kMaxSlices)
-          ratio[w] = nm::bits_of(nm::entry_ratio(s, P, a.U_a[r], a.U_b[cg], a.q_a[r], a.q_b[cg], shift_sum, a.k));
+        if (s <= nm::kMaxSlices) {
+          const double R = nm::entry_ratio(s, P, a.U_a[r], a.U_b[cg], a.q_a[r], a.q_b[cg], shift_sum, a.k);
+          ratio[w] = nm::bits_of(R);
+          if (need == 0 && R <= a.target) need = s;
+        }
       }
+      if (need == 0)
+        need = nm::entry_slices(a.s_from + W, a.target, P, a.U_a[r], a.U_b[cg], a.q_a[r], a.q_b[cg], shift_sum, a.k);
     }
   }
   for (int o = 16; o > 0; o >>= 1) {

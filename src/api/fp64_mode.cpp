@@ -2,6 +2,7 @@
 // count is chosen from the data. The planner decides (plan_decision, plan at each count, the AUTO
 // rules), the dispatch layer runs the statistics passes and reports their counts, and this file
 // strings the steps together:
+//   0. AUTO that runs native DGEMM at any count (this shape, this device) stops before reading data;
 //   1. digits pass (the max-reduce with the exact digit counts): a lower bound L of the count;
 //      AUTO that would run native DGEMM at L (emulation slower here) stops here;
 //   2. magnitude digits, their INT8 product P, the bound's reduction from L: the count S;
@@ -67,6 +68,13 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
   }
   if (capture != cudaStreamCaptureStatusNone)
     return go_native(plan, s, info, "the stream is being captured into a CUDA graph (the decision reads data back)");
+  // AUTO that prefers native DGEMM even at one slice (its rules only get stricter with more slices)
+  // needs no look at the data.
+  Plan at_one;
+  ozgemmStatus_t st = plan_with(h, s, 1, &at_one);
+  if (st != OZGEMM_STATUS_SUCCESS) return st;
+  if (at_one.variant == Variant::Native)
+    return go_native(plan, s, info, "the emulation is slower than native DGEMM here at any slice count (AUTO rules)");
   DecisionPlan dp;
   const std::string refused = plan_decision(s, h->dev, &dp);
   if (!refused.empty()) return go_native(plan, s, info, refused);
@@ -75,7 +83,7 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
   Plan guess;
   size_t bytes = dp.workspace_bytes;
   if (plan_with(h, s, kDefaultSlices, &guess) == OZGEMM_STATUS_SUCCESS) bytes = std::max(bytes, guess.workspace_bytes);
-  ozgemmStatus_t st = ensure_workspace(h, bytes, ws);
+  st = ensure_workspace(h, bytes, ws);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   dispatch::ExecContext exec = h->exec();
 

@@ -54,9 +54,11 @@ OZGEMM_HD int lowest_bit_exponent(double x) {
   } else {
     ex = -1074;
   }
-  int tz = 0;
-  while (((mant >> tz) & 1ull) == 0) ++tz;  // mant != 0 for x != 0
-  return ex + tz;
+#if defined(__CUDA_ARCH__)
+  return ex + __ffsll(static_cast<long long>(mant)) - 1;  // mant != 0 for x != 0
+#else
+  return ex + __builtin_ctzll(mant);
+#endif
 }
 
 // Digits that represent every element of a row exactly, from its shift and the smallest lowest-bit
@@ -121,7 +123,7 @@ OZGEMM_HD double entry_ratio(int s, int64_t P, int64_t u_row, int64_t u_col, int
   double t_over_u = 0.0;
   if (int64_t(q_row) + int64_t(q_col) > int64_t(s) + 1) {
     const double inner = add_rn(G, mul_rn(kd, add_rn(1.02, mul_rn(64.26, double(s - 1)))));
-    t_over_u = mul_rn(inner, scale_pow2(1.0, 53 - kSliceBits * (s - 1)));  // T / u
+    t_over_u = mul_rn(inner, pow2_normal(53 - kSliceBits * (s - 1)));  // T / u; 2^(53..-99): normal
   }
   const double f = add_rn(mul_rn(0.504, G), mul_rn(1.012, kd));
   const double excess = mul_rn(add_rn(t_over_u, f), 1.0000000000009095);  // (1 + 2^-40)
