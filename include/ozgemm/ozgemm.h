@@ -76,8 +76,19 @@ typedef enum {
   OZGEMM_ACCURACY_FIXED = 1
 } ozgemmAccuracy_t;
 
+/* The emulation scheme. OZAKI1 (default): slices of 8 bits, s(s+1)/2 INT8 products. OZAKI2: the
+ * integer CRT scheme (Ozaki, Uchino, Imamura), one INT8 product per modulus; its moduli count is
+ * fixed by the caller (ozgemmSetModuli; no bound is computed for it yet: setting OZAKI2 selects
+ * OZGEMM_ACCURACY_FIXED), unfused path only (variant AUTO or UNFUSED; NATIVE runs native). */
+typedef enum {
+  OZGEMM_SCHEME_OZAKI1 = 0,
+  OZGEMM_SCHEME_OZAKI2 = 1
+} ozgemmScheme_t;
+
 /* What a call ran (ozgemmGetLastCallInfo) or would run (ozgemmPlanCall). */
 typedef struct {
+  ozgemmScheme_t scheme;   /* the scheme of the emulation (when one ran) */
+  int moduli;              /* Ozaki-II: moduli count; 0 otherwise */
   ozgemmVariant_t variant; /* NATIVE or the emulated variant that ran */
   int slices;              /* slice count of the emulation; 0 when native ran */
   double bound;            /* FP64 mode: the constant c the data achieved at `slices`:
@@ -100,6 +111,10 @@ OZGEMM_API ozgemmStatus_t ozgemmGetStream(ozgemmHandle_t handle, cudaStream_t* s
  * FIXED mode, and back to OZGEMM_ACCURACY_FP64). */
 OZGEMM_API ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t handle, int slices);
 OZGEMM_API ozgemmStatus_t ozgemmGetSlices(ozgemmHandle_t handle, int* slices);
+OZGEMM_API ozgemmStatus_t ozgemmSetScheme(ozgemmHandle_t handle, ozgemmScheme_t scheme);
+OZGEMM_API ozgemmStatus_t ozgemmGetScheme(ozgemmHandle_t handle, ozgemmScheme_t* scheme);
+/* moduli in OZGEMM_MIN_MODULI..OZGEMM_MAX_MODULI, or 0 for OZGEMM_DEFAULT_MODULI. */
+OZGEMM_API ozgemmStatus_t ozgemmSetModuli(ozgemmHandle_t handle, int moduli);
 OZGEMM_API ozgemmStatus_t ozgemmSetAccuracy(ozgemmHandle_t handle, ozgemmAccuracy_t accuracy);
 OZGEMM_API ozgemmStatus_t ozgemmGetAccuracy(ozgemmHandle_t handle, ozgemmAccuracy_t* accuracy);
 /* What the last successful ozgemmDgemm on this handle ran (variant NATIVE, slices 0 before any). */

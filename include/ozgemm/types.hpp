@@ -13,6 +13,13 @@ namespace ozgemm {
 constexpr int kMaxSlices = OZGEMM_MAX_SLICES;
 constexpr int kDefaultSlices = OZGEMM_DEFAULT_SLICES;
 
+constexpr int kMinModuli = OZGEMM_MIN_MODULI;
+constexpr int kMaxModuli = OZGEMM_MAX_MODULI;
+constexpr int kDefaultModuli = OZGEMM_DEFAULT_MODULI;
+
+// Which emulation scheme (ozgemmScheme_t): Ozaki-I (slices) or Ozaki-II (moduli, CRT).
+enum class Scheme : int { Ozaki1 = 0, Ozaki2 = 1 };
+
 // How the product is computed (ozgemmVariant_t).
 enum class Variant : int { Auto = 0, Unfused = 1, PartiallyFused = 2, FullyFused = 3, Native = 4 };
 // Which kernel family runs the fused kernels (ozgemmKernelFamily_t); also the back-to-back GEMMs'.

@@ -12,6 +12,7 @@
 
 #include "kernels/dgemm/policy.hpp"
 #include "ozgemm/numerics/accuracy.hpp"
+#include "ozgemm/numerics/ozaki2.hpp"
 #include "ozgemm/numerics/slice_layout.hpp"
 
 namespace ozgemm {
@@ -127,6 +128,36 @@ bool fused_sm90_built();
 // Same FusedArgs and semantics as launch_fused_sm90; sm_80 and newer.
 cudaError_t launch_fused_portable(const FusedArgs& args, FusedMode mode, cudaStream_t stream);
 bool fused_portable_built();
+
+// Ozaki scheme II (ozgemm/numerics/ozaki2.hpp), after launch_row_shifts (the shifts it leaves are
+// shift_from_max of the rows; the scheme's s0 is one less):
+//   launch_oz2_norms:     S[r] += sum over the row of oz2_norm_term (S zeroed by the caller);
+//   launch_oz2_residues:  sft[r] = s0 + oz2_extra_shift(S[r]) and, for each modulus i, the residues
+//                         res[i * plane + r * kpad + l] = sym_mod(trunc_scaled(X(r, l), sft[r]), p_i)
+//                         for r < rows_pad, l < kpad (0 for padding and Inf/NaN);
+//   launch_oz2_accumulate: U = sym_mod(U + C32, p) (first: U = sym_mod(C32, p)) over rows x cols of
+//                         an int32 product (ld ldc32) into int8 U (ld ldu);
+//   launch_oz2_reconstruct: C entries of a chunk from the N residue planes (plane (i) at
+//                         U + i * plane_elems, entry (r, c) at r + c * ldu), the CRT and the scaling back.
+cudaError_t launch_oz2_norms(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t* S,
+                             cudaStream_t stream);
+cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, const int64_t* S,
+                                const numerics::Ozaki2Constants& c, int64_t rows_pad, int64_t kpad, int64_t plane,
+                                int8_t* res, int32_t* sft, cudaStream_t stream);
+cudaError_t launch_oz2_accumulate(const int32_t* c32, int64_t ldc32, int8_t* u, int64_t ldu, int64_t rows, int64_t cols,
+                                  int32_t p, bool first, cudaStream_t stream);
+struct Oz2ReconstructArgs {
+  const int8_t* U;
+  int64_t ldu, plane_elems;
+  int64_t row0, m_rows, col0, n_cols;  // this chunk of C
+  const int32_t *sft_a, *sft_b, *flag_a, *flag_b;
+  double alpha, beta;
+  double* C;
+  int64_t ldc;
+  OperandView a, b;  // read only for entries whose row or column holds Inf/NaN
+};
+cudaError_t launch_oz2_reconstruct(const Oz2ReconstructArgs& args, const numerics::Ozaki2Constants& c,
+                                   cudaStream_t stream);
 
 // C = beta * C (beta == 0: C = 0 without reading C), the BLAS quick return for k == 0 or alpha == 0.
 cudaError_t launch_scale_c(int64_t m, int64_t n, double beta, double* C, int64_t ldc, cudaStream_t stream);

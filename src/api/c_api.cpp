@@ -2,6 +2,7 @@
 // (src/plan), launches the dispatch layer's (src/dispatch); no kernel is called from here.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -76,7 +77,23 @@ ozgemmStatus_t fp64_workspace(const ozgemmContext* h, const GemmShape& s, size_t
 }
 
 bool fp64_mode(const ozgemmContext* h) {
-  return h->accuracy == OZGEMM_ACCURACY_FP64 && h->variant != ozgemm::Variant::Native;
+  return h->accuracy == OZGEMM_ACCURACY_FP64 && h->variant != ozgemm::Variant::Native && !h->ozaki2();
+}
+
+// Ozaki-II's plan: the unfused path only (AUTO or UNFUSED).
+ozgemmStatus_t plan_oz2(const ozgemmContext* h, const GemmShape& s, ozgemm::Ozaki2Plan* plan) {
+  if (h->variant != ozgemm::Variant::Auto && h->variant != ozgemm::Variant::Unfused) return OZGEMM_STATUS_NOT_SUPPORTED;
+  return ozgemm::plan_ozaki2(s, h->effective_moduli(), h->dev, plan).empty() ? OZGEMM_STATUS_SUCCESS
+                                                                              : OZGEMM_STATUS_INVALID_VALUE;
+}
+
+void describe_oz2(const ozgemmContext* h, ozgemmCallInfo_t* info) {
+  *info = ozgemmCallInfo_t{};
+  info->scheme = OZGEMM_SCHEME_OZAKI2;
+  info->moduli = h->effective_moduli();
+  info->variant = OZGEMM_VARIANT_UNFUSED;
+  std::snprintf(info->reason, sizeof info->reason, "Ozaki-II: %d moduli (FIXED), unfused, no bound computed",
+                info->moduli);
 }
 
 }  // namespace
@@ -197,6 +214,28 @@ ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t h, int slices) {
   return OZGEMM_STATUS_SUCCESS;
 }
 
+ozgemmStatus_t ozgemmSetScheme(ozgemmHandle_t h, ozgemmScheme_t scheme) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (scheme != OZGEMM_SCHEME_OZAKI1 && scheme != OZGEMM_SCHEME_OZAKI2) return OZGEMM_STATUS_INVALID_VALUE;
+  h->scheme = static_cast<ozgemm::Scheme>(scheme);
+  if (scheme == OZGEMM_SCHEME_OZAKI2) h->accuracy = OZGEMM_ACCURACY_FIXED;  // no bound for Ozaki-II yet
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmGetScheme(ozgemmHandle_t h, ozgemmScheme_t* scheme) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (!scheme) return OZGEMM_STATUS_INVALID_VALUE;
+  *scheme = static_cast<ozgemmScheme_t>(h->scheme);
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t ozgemmSetModuli(ozgemmHandle_t h, int moduli) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  if (moduli != 0 && (moduli < ozgemm::kMinModuli || moduli > ozgemm::kMaxModuli)) return OZGEMM_STATUS_INVALID_VALUE;
+  h->moduli = moduli;
+  return OZGEMM_STATUS_SUCCESS;
+}
+
 ozgemmStatus_t ozgemmSetAccuracy(ozgemmHandle_t h, ozgemmAccuracy_t a) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (a != OZGEMM_ACCURACY_FP64 && a != OZGEMM_ACCURACY_FIXED) return OZGEMM_STATUS_INVALID_VALUE;
@@ -220,6 +259,12 @@ ozgemmStatus_t ozgemmPlanCall(ozgemmHandle_t h, cublasOperation_t ta, cublasOper
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   ozgemm::Plan plan;
   *info = ozgemmCallInfo_t{};
+  if (h->ozaki2()) {
+    ozgemm::Ozaki2Plan p2;
+    st = plan_oz2(h, s, &p2);
+    if (st == OZGEMM_STATUS_SUCCESS) describe_oz2(h, info);
+    return st;
+  }
   if (m == 0 || n == 0 || k == 0 || !fp64_mode(h)) {
     st = plan_for(h, s, &plan);
     if (st == OZGEMM_STATUS_SUCCESS) ozgemm::detail::describe_fixed(h, plan, info);
@@ -292,6 +337,12 @@ ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t h, cublasOperation_t ta, cu
     *bytes = 0;
     return OZGEMM_STATUS_SUCCESS;
   }
+  if (h->ozaki2()) {
+    ozgemm::Ozaki2Plan p2;
+    st = plan_oz2(h, s, &p2);
+    if (st == OZGEMM_STATUS_SUCCESS) *bytes = p2.workspace_bytes;
+    return st;
+  }
   if (fp64_mode(h)) return fp64_workspace(h, s, bytes);
   ozgemm::Plan plan;
   st = plan_for(h, s, &plan);
@@ -305,6 +356,12 @@ ozgemmStatus_t ozgemmGetPlannedVariant(ozgemmHandle_t h, cublasOperation_t ta, c
   if (!variant) return OZGEMM_STATUS_INVALID_VALUE;
   GemmShape s;
   ozgemmStatus_t st = make_tight_shape(ta, tb, m, n, k, &s);
+  if (st == OZGEMM_STATUS_SUCCESS && h->ozaki2()) {
+    ozgemm::Ozaki2Plan p2;
+    st = plan_oz2(h, s, &p2);
+    if (st == OZGEMM_STATUS_SUCCESS) *variant = OZGEMM_VARIANT_UNFUSED;
+    return st;
+  }
   ozgemm::Plan plan;
   if (st == OZGEMM_STATUS_SUCCESS) st = plan_for(h, s, &plan);
   if (st == OZGEMM_STATUS_SUCCESS) *variant = static_cast<ozgemmVariant_t>(plan.variant);
@@ -324,8 +381,13 @@ ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t h, cublasOperation_t ta, cublas
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   GemmShape s;
   ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, ldc, &s);
+  if (st != OZGEMM_STATUS_SUCCESS) return st;
+  if (h->ozaki2()) {
+    ozgemm::Ozaki2Plan p2;
+    return plan_oz2(h, s, &p2);
+  }
   ozgemm::Plan plan;
-  return st == OZGEMM_STATUS_SUCCESS ? plan_for(h, s, &plan) : st;
+  return plan_for(h, s, &plan);
 }
 
 ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -345,6 +407,14 @@ ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperati
   ozgemmCallInfo_t info{};
   void* ws = nullptr;
   ozgemm::dispatch::ExecContext exec = h->exec();
+  if (h->ozaki2()) {
+    ozgemm::Ozaki2Plan p2;
+    st = plan_oz2(h, s, &p2);
+    if (st == OZGEMM_STATUS_SUCCESS) st = ozgemm::detail::ensure_workspace(h, p2.workspace_bytes, &ws);
+    if (st == OZGEMM_STATUS_SUCCESS) st = ozgemm::dispatch::run_ozaki2(exec, p2, s, al, A, B, be, C, ws);
+    if (st == OZGEMM_STATUS_SUCCESS) describe_oz2(h, &h->last);
+    return st;
+  }
   if (fp64_mode(h)) {
     st = ozgemm::detail::decide_fp64(h, s, A, B, &plan, &info, &ws, &exec.shifts_ready);
     if (st != OZGEMM_STATUS_SUCCESS) return st;

@@ -47,6 +47,7 @@ std::string fmt(double v) {
 
 void describe_fixed(const ozgemmContext* h, const Plan& plan, ozgemmCallInfo_t* info) {
   *info = ozgemmCallInfo_t{};
+  info->scheme = OZGEMM_SCHEME_OZAKI1;
   info->variant = static_cast<ozgemmVariant_t>(plan.variant);
   info->slices = plan.variant == Variant::Native ? 0 : plan.slices;
   if (plan.variant == Variant::Native)

@@ -21,6 +21,8 @@ struct ozgemmContext {
   cudaStream_t stream = nullptr;
   int slices = 0;                   // FIXED mode's count; 0: kDefaultSlices
   ozgemmAccuracy_t accuracy = OZGEMM_ACCURACY_FP64;
+  ozgemm::Scheme scheme = ozgemm::Scheme::Ozaki1;
+  int moduli = 0;                   // Ozaki-II; 0: kDefaultModuli
   ozgemmCallInfo_t last{};          // what the last ozgemmDgemm ran (ozgemmGetLastCallInfo)
   ozgemm::Variant variant = ozgemm::Variant::Auto;
   ozgemm::KernelFamily family = ozgemm::KernelFamily::Auto;
@@ -40,6 +42,9 @@ struct ozgemmContext {
   cudaEvent_t* phase_events = nullptr;  // ozgemm::set_phase_events
 
   int effective_slices() const { return slices > 0 ? slices : ozgemm::kDefaultSlices; }
+  int effective_moduli() const { return moduli > 0 ? moduli : ozgemm::kDefaultModuli; }
+  // Ozaki-II runs (scheme OZAKI2 and a variant other than NATIVE).
+  bool ozaki2() const { return scheme == ozgemm::Scheme::Ozaki2 && variant != ozgemm::Variant::Native; }
   ozgemm::dispatch::ExecContext exec() {
     ozgemm::dispatch::ExecContext c;
     c.stream = stream;

@@ -267,6 +267,78 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
   return read_counts(ctx, result, counts);
 }
 
+ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const GemmShape& shape, double alpha,
+                          const double* A, const double* B, double beta, double* C, void* workspace) {
+  char* ws = static_cast<char*>(workspace);
+  const numerics::Ozaki2Constants& cst = numerics::ozaki2_constants(plan.moduli);
+  auto* shift_a = reinterpret_cast<int32_t*>(ws + plan.stats.shift_a);
+  auto* shift_b = reinterpret_cast<int32_t*>(ws + plan.stats.shift_b);
+  auto* flag_a = reinterpret_cast<int32_t*>(ws + plan.stats.flag_a);
+  auto* flag_b = reinterpret_cast<int32_t*>(ws + plan.stats.flag_b);
+  auto* S_a = reinterpret_cast<int64_t*>(ws + plan.off_S_a);
+  auto* S_b = reinterpret_cast<int64_t*>(ws + plan.off_S_b);
+  auto* sft_a = reinterpret_cast<int32_t*>(ws + plan.off_sft_a);
+  auto* sft_b = reinterpret_cast<int32_t*>(ws + plan.off_sft_b);
+  auto* res_a = reinterpret_cast<int8_t*>(ws + plan.off_res_a);
+  auto* res_b = reinterpret_cast<int8_t*>(ws + plan.off_res_b);
+  auto* c32 = reinterpret_cast<int32_t*>(ws + plan.off_c32);
+  auto* U = reinterpret_cast<int8_t*>(ws + plan.off_u);
+  const kernels::OperandView va = view_of_op_a(shape, A), vb = view_of_op_b(shape, B);
+  cudaStream_t st = ctx.stream;
+  record(ctx, 0);
+  OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, {}, st));
+  OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, {}, st));
+  OZ_CUDA_TRY(cudaMemsetAsync(S_a, 0, sizeof(int64_t) * size_t(plan.m_pad), st));
+  OZ_CUDA_TRY(cudaMemsetAsync(S_b, 0, sizeof(int64_t) * size_t(plan.n_pad), st));
+  OZ_CUDA_TRY(kernels::launch_oz2_norms(va, shift_a, plan.m_pad, S_a, st));
+  OZ_CUDA_TRY(kernels::launch_oz2_norms(vb, shift_b, plan.n_pad, S_b, st));
+  record(ctx, 1);
+  OZ_CUDA_TRY(kernels::launch_oz2_residues(va, shift_a, S_a, cst, plan.m_pad, plan.kpad, plan.res_a_plane(), res_a, sft_a, st));
+  OZ_CUDA_TRY(kernels::launch_oz2_residues(vb, shift_b, S_b, cst, plan.n_pad, plan.kpad, plan.res_b_plane(), res_b, sft_b, st));
+  record(ctx, 2);
+  kernels::Oz2ReconstructArgs e{};
+  e.U = U;
+  e.ldu = plan.m_chunk;
+  e.plane_elems = plan.u_plane();
+  e.sft_a = sft_a;
+  e.sft_b = sft_b;
+  e.flag_a = flag_a;
+  e.flag_b = flag_b;
+  e.alpha = alpha;
+  e.beta = beta;
+  e.C = C;
+  e.ldc = shape.ldc;
+  e.a = va;
+  e.b = vb;
+  bool first_chunk = true;
+  for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk)
+    for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
+      const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0), nrows = std::min(plan.m_chunk, plan.m_pad - row0);
+      for (int i = 0; i < plan.moduli; ++i)
+        for (int64_t kc = 0; kc < plan.kchunks; ++kc) {
+          const int64_t k0 = kc * plan.kchunk, kk = std::min(plan.kchunk, plan.kpad - k0);
+          const int8_t* a_ptr = res_a + i * plan.res_a_plane() + row0 * plan.kpad + k0;
+          const int8_t* b_ptr = res_b + i * plan.res_b_plane() + col0 * plan.kpad + k0;
+          if (ctx.lt->run(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(kk), a_ptr,
+                          static_cast<int>(plan.kpad), b_ptr, static_cast<int>(plan.kpad), c32,
+                          static_cast<int>(plan.m_chunk), ws + plan.off_lt,
+                          size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes), st, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
+            return OZGEMM_STATUS_EXECUTION_FAILED;
+          OZ_CUDA_TRY(kernels::launch_oz2_accumulate(c32, plan.m_chunk, U + i * plan.u_plane(), plan.m_chunk, nrows, ncols,
+                                                     cst.p[i], kc == 0, st));
+        }
+      if (first_chunk) record(ctx, 3);
+      first_chunk = false;
+      e.row0 = row0;
+      e.m_rows = std::min(nrows, plan.m - row0);
+      e.col0 = col0;
+      e.n_cols = std::min(ncols, plan.n - col0);
+      OZ_CUDA_TRY(kernels::launch_oz2_reconstruct(e, cst, st));
+    }
+  record(ctx, 4);
+  return OZGEMM_STATUS_SUCCESS;
+}
+
 ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& s, double beta, double* C) {
   OZ_CUDA_TRY(kernels::launch_scale_c(s.m, s.n, beta, C, s.ldc, ctx.stream));
   return OZGEMM_STATUS_SUCCESS;

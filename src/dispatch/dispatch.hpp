@@ -36,6 +36,9 @@ struct ExecContext {
 // plan.workspace_bytes bytes (none for Native).
 ozgemmStatus_t run(const ExecContext& ctx, const Plan& plan, const GemmShape& shape, double alpha, const double* A,
                    const double* B, double beta, double* C, void* workspace);
+// The Ozaki-II scheme's unfused path (Ozaki2Plan).
+ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const GemmShape& shape, double alpha,
+                          const double* A, const double* B, double beta, double* C, void* workspace);
 // C = beta * C (beta == 0: C = 0 without reading it), the BLAS quick return for k == 0 or alpha == 0.
 ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& shape, double beta, double* C);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ozgemm/numerics/ozaki1.hpp"
+#include "ozgemm/numerics/ozaki2.hpp"
 #include "plan/auto_rules.hpp"
 
 namespace ozgemm {
@@ -153,6 +154,51 @@ std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, Decisio
   d.off_lt = off; off = align256(off + size_t(UnfusedPolicy::kLtWorkspaceBytes));
   d.workspace_bytes = off;
   *out = d;
+  return {};
+}
+
+std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev, Ozaki2Plan* out) {
+  const std::string bad = check_shape(shape);
+  if (!bad.empty()) return bad;
+  if (moduli < kMinModuli || moduli > kMaxModuli)
+    return "moduli must be in " + std::to_string(kMinModuli) + ".." + std::to_string(kMaxModuli);
+  if (!dev.has_int8_tensor_cores()) return "INT8 tensor cores need compute capability 7.5 or newer";
+  Ozaki2Plan p;
+  p.moduli = moduli;
+  p.m = shape.m;
+  p.n = shape.n;
+  p.k = shape.k;
+  p.m_pad = round_up(std::max<int64_t>(1, shape.m), UnfusedPolicy::kRowAlign);
+  p.n_pad = round_up(std::max<int64_t>(1, shape.n), UnfusedPolicy::kRowAlign);
+  p.kpad = round_up(std::max<int64_t>(1, shape.k), UnfusedPolicy::kKAlign);
+  p.kchunks = (p.kpad + numerics::kOz2ChunkK - 1) / numerics::kOz2ChunkK;
+  p.kchunk = round_up((p.kpad + p.kchunks - 1) / p.kchunks, UnfusedPolicy::kKAlign);
+  if (p.kpad > INT32_MAX || p.m_pad > INT32_MAX || p.n_pad > INT32_MAX) return "problem too large for 32-bit GEMM dimensions";
+  // Chunks of C: an int32 plane plus the moduli's int8 planes per entry.
+  const int64_t per_entry = int64_t(sizeof(int32_t)) + moduli;
+  const int64_t cap_entries = diag_buffer_cap(dev) / per_entry;
+  const int64_t cols_fit = cap_entries / p.m_pad / UnfusedPolicy::kRowAlign * UnfusedPolicy::kRowAlign;
+  if (cols_fit >= std::min(p.n_pad, kMinChunkCols)) {
+    p.m_chunk = p.m_pad;
+    p.n_chunk = std::min({p.n_pad, UnfusedPolicy::kMaxChunkCols, cols_fit});
+  } else {
+    p.n_chunk = std::min(p.n_pad, kMinChunkCols);
+    p.m_chunk = std::max<int64_t>(UnfusedPolicy::kRowAlign,
+                                  std::min(p.m_pad, cap_entries / p.n_chunk / UnfusedPolicy::kRowAlign * UnfusedPolicy::kRowAlign));
+  }
+  p.stats = stats_offsets(p.m_pad, p.n_pad);
+  size_t off = p.stats.end;
+  p.off_S_a = off; off = align256(off + sizeof(int64_t) * size_t(p.m_pad));
+  p.off_S_b = off; off = align256(off + sizeof(int64_t) * size_t(p.n_pad));
+  p.off_sft_a = off; off = align256(off + sizeof(int32_t) * size_t(p.m_pad));
+  p.off_sft_b = off; off = align256(off + sizeof(int32_t) * size_t(p.n_pad));
+  p.off_res_a = off; off = align256(off + size_t(moduli) * size_t(p.res_a_plane()));
+  p.off_res_b = off; off = align256(off + size_t(moduli) * size_t(p.res_b_plane()));
+  p.off_c32 = off; off = align256(off + sizeof(int32_t) * size_t(p.m_chunk) * size_t(p.n_chunk));
+  p.off_u = off; off = align256(off + size_t(moduli) * size_t(p.u_plane()));
+  p.off_lt = off; off = align256(off + size_t(UnfusedPolicy::kLtWorkspaceBytes));
+  p.workspace_bytes = off;
+  *out = p;
   return {};
 }
 

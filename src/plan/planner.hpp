@@ -83,6 +83,28 @@ struct DecisionPlan {
 // Empty string, or why the decision cannot run (then FP64 mode runs native DGEMM).
 std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* plan);
 
+// The Ozaki-II scheme's unfused plan (numerics/ozaki2.hpp): the operands' residues (moduli planes of
+// rows_pad x kpad int8, k-contiguous), per modulus one cuBLASLt INT8 GEMM per k-chunk of at most
+// kOz2ChunkK into an int32 plane, reduced into that modulus' int8 residue plane, and the
+// reconstruction, over chunks of m_chunk x n_chunk entries of C within diag_buffer_cap.
+struct Ozaki2Plan {
+  int moduli = 0;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t m_pad = 0, n_pad = 0, kpad = 0;
+  int64_t kchunk = 0, kchunks = 0;
+  int64_t m_chunk = 0, n_chunk = 0;
+  StatsOffsets stats;                   // shifts (shift_from_max) and flags
+  size_t off_S_a = 0, off_S_b = 0, off_sft_a = 0, off_sft_b = 0;
+  size_t off_res_a = 0, off_res_b = 0;  // moduli planes each
+  size_t off_c32 = 0, off_u = 0, off_lt = 0;
+  size_t workspace_bytes = 0;
+  int64_t res_a_plane() const { return m_pad * kpad; }
+  int64_t res_b_plane() const { return n_pad * kpad; }
+  int64_t u_plane() const { return m_chunk * n_chunk; }
+};
+// Empty string, or why the problem cannot be planned for Ozaki-II.
+std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev, Ozaki2Plan* plan);
+
 // What the decision's device passes report (the dispatch layer copies them back).
 struct DecisionCounts {
   int q_max_a = 1, q_max_b = 1;  // exact digits, maxima over the finite rows / columns

@@ -102,14 +102,16 @@ struct CommandSpec {
 const std::vector<CommandSpec>& command_specs() {
   static const std::vector<CommandSpec> specs = {
       {Command::Run, "run",
-       {"--m", "--n", "--k", "--slices", "--accuracy", "--phi", "--transa", "--transb", "--alpha", "--beta", "--seed",
-        "--variant", "--iters", "--family", "--accumulator"}},
+       {"--m", "--n", "--k", "--slices", "--accuracy", "--scheme", "--moduli", "--phi", "--transa", "--transb", "--alpha",
+        "--beta", "--seed", "--variant", "--iters", "--family", "--accumulator"}},
       {Command::Accuracy, "accuracy",
-       {"--m", "--n", "--k", "--slices", "--phi", "--transa", "--transb", "--alpha", "--beta", "--seed"}},
+       {"--m", "--n", "--k", "--slices", "--scheme", "--moduli", "--phi", "--transa", "--transb", "--alpha", "--beta",
+        "--seed"}},
       {Command::Bench, "bench",
-       {"--m", "--n", "--k", "--slices", "--accuracy", "--phi", "--transa", "--transb", "--alpha", "--beta", "--seed",
-        "--variant", "--iters", "--family", "--accumulator"}},
-      {Command::Model, "model", {"--m", "--n", "--k", "--slices", "--beta", "--int8-tops", "--bandwidth", "--fp64-tflops"}},
+       {"--m", "--n", "--k", "--slices", "--accuracy", "--scheme", "--moduli", "--phi", "--transa", "--transb", "--alpha",
+        "--beta", "--seed", "--variant", "--iters", "--family", "--accumulator"}},
+      {Command::Model, "model",
+       {"--m", "--n", "--k", "--slices", "--scheme", "--moduli", "--beta", "--int8-tops", "--bandwidth", "--fp64-tflops"}},
       {Command::B2b, "b2b",
        {"--m", "--k", "--n0", "--n1", "--alpha", "--beta", "--phi", "--seed", "--iters", "--residency", "--type"}},
       {Command::Help, "help", {}},
@@ -219,6 +221,16 @@ CliOptions parse_args(int argc, const char* const* argv) {
       if (value == "fp64") o.accuracy = AccuracyOpt::Fp64;
       else if (value == "fixed") o.accuracy = AccuracyOpt::Fixed;
       else throw UsageError("--accuracy must be fp64 or fixed (got " + quoted(value) + ")");
+    } else if (flag == "--scheme") {
+      if (value == "ozaki1") o.scheme = Scheme::Ozaki1;
+      else if (value == "ozaki2") o.scheme = Scheme::Ozaki2;
+      else throw UsageError("--scheme must be ozaki1 or ozaki2 (got " + quoted(value) + ")");
+    } else if (flag == "--moduli") {
+      const int64_t v = parse_count(flag, value, ozgemm::kMaxModuli);
+      if (v < ozgemm::kMinModuli)
+        throw UsageError("--moduli must be in " + std::to_string(ozgemm::kMinModuli) + ".." +
+                         std::to_string(ozgemm::kMaxModuli) + " (got " + value + ")");
+      o.moduli = static_cast<int>(v);
     } else if (flag == "--family") {
       if (!parse_family(value.c_str(), &o.family))
         throw UsageError("--family must be auto, sm90 or portable (got " + quoted(value) + ")");
@@ -235,6 +247,10 @@ CliOptions parse_args(int argc, const char* const* argv) {
       (flag == "--int8-tops" ? o.int8_tops : flag == "--bandwidth" ? o.bandwidth_gbs : o.fp64_tflops) = v;
     }
   }
+  if (o.moduli > 0 && o.scheme != Scheme::Ozaki2 && o.command != Command::Model)
+    throw UsageError("--moduli goes with --scheme ozaki2");
+  if (o.scheme == Scheme::Ozaki2 && (o.slices > 0 || o.accuracy == AccuracyOpt::Fp64))
+    throw UsageError("--scheme ozaki2 takes --moduli (its count is fixed; FP64 mode's bound is Ozaki-I's)");
   if (o.accuracy == AccuracyOpt::Fp64 && o.slices > 0)
     throw UsageError("--accuracy fp64 chooses the slice count itself; --slices goes with --accuracy fixed");
   return o;
@@ -257,6 +273,8 @@ std::string option_help(const std::string& flag) {
   else if (flag == "--accuracy")
     u << "  --accuracy A          fp64: the slice count chosen from the data with a proven bound, or native DGEMM\n"
          "                        (the library's default); fixed: --slices as given (default " << kDefaultSlices << ")\n";
+  else if (flag == "--scheme")
+    u << "  --scheme S            ozaki1 (slices; default) or ozaki2 (integer CRT, --moduli N, 2..16, default 14)\n";
   else if (flag == "--variant") u << "  --variant V           auto|unfused|partially-fused|fully-fused|native (GPU only)\n";
   else if (flag == "--family") u << "  --family F            auto|sm90|portable: the fused kernels (GPU only)\n";
   else if (flag == "--accumulator")

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "ozgemm/reference/ozaki2.hpp"
 
 namespace ozgemm {
 namespace cli {
@@ -35,11 +36,21 @@ int cmd_accuracy(const CliOptions& o) {
       const HostFp64 f = run_fp64_host(p, acc, 1);
       rows.push_back({phi, false, f.decision.slices, f.err, fp64_label(f.decision), fp64_bound_text(f.decision)});
     }
-    for (const int s : sweep) {
-      C = p.C0;
-      ref::ozaki_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta,
-                       C.data(), p.ldc, s);
-      rows.push_back({phi, false, s, ref::compare(C.data(), p.ldc, acc), "", ""});
+    if (o.scheme == Scheme::Ozaki2) {
+      const std::vector<int> counts = o.moduli > 0 ? std::vector<int>{o.moduli} : std::vector<int>{8, 10, 12, 13, 14, 15, 16};
+      for (const int nmod : counts) {
+        C = p.C0;
+        ref::ozaki2_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta,
+                          C.data(), p.ldc, nmod);
+        rows.push_back({phi, false, nmod, ref::compare(C.data(), p.ldc, acc), "ozaki-II " + std::to_string(nmod), ""});
+      }
+    } else {
+      for (const int s : sweep) {
+        C = p.C0;
+        ref::ozaki_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta,
+                         C.data(), p.ldc, s);
+        rows.push_back({phi, false, s, ref::compare(C.data(), p.ldc, acc), "", ""});
+      }
     }
     C = p.C0;
     ref::plain_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta,
@@ -66,7 +77,10 @@ int cmd_accuracy(const CliOptions& o) {
     j.key("rows").begin_array();
     for (const Row& r : rows) {
       j.begin_object();
-      j.field("phi", r.phi).field("method", r.plain ? "plain_fp64" : r.label.empty() ? "ozaki" : "fp64_mode");
+      j.field("phi", r.phi).field("method", r.plain                       ? "plain_fp64"
+                                            : r.label.empty()               ? "ozaki"
+                                            : r.label.rfind("ozaki-II", 0) == 0 ? "ozaki2"
+                                                                            : "fp64_mode");
       if (!r.label.empty()) j.field("bound_text", r.bound);
       j.key("slices");
       if (r.plain)
@@ -82,7 +96,8 @@ int cmd_accuracy(const CliOptions& o) {
     return kExitOk;
   }
 
-  std::cout << "accuracy of the Ozaki-I emulation (host reference) against a double-double reference\n"
+  std::cout << "accuracy of the " << (o.scheme == Scheme::Ozaki2 ? "Ozaki-II" : "Ozaki-I")
+            << " emulation (host reference) against a double-double reference\n"
             << problem_line(sz, o) << "\n"
             << "inputs: (U(0,1)-0.5)*exp(phi*N(0,1)); phi < 0: N(0,1)\n\n";
   TextTable t({"phi", "slices", "normwise", "componentwise", "elementwise", "FP64 mode's bound (x u|A||B|)"});

@@ -50,5 +50,13 @@ struct Prediction {
 // The GEMM operands' re-reads from L2 are not memory traffic in this model.
 Prediction predict(Variant v, int64_t m, int64_t n, int64_t k, int s, bool beta_nonzero, const DeviceSpec& dev);
 
+// The Ozaki-II unfused path with N moduli (variant Unfused):
+//   max-reduce + norms   read A, B twice (8 bytes an element each time)
+//   residues             read A, B again, write N int8 residues of each
+//   products             N INT8 GEMMs (2mnk N ops), each writing one int32 plane that the reduction
+//                        reads back and turns into one int8 residue plane (4 + 4 + 1 bytes an entry)
+//   reconstruction       reads the N residue planes, writes C (reads it if beta != 0)
+Prediction predict_ozaki2(int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero, const DeviceSpec& dev);
+
 }  // namespace model
 }  // namespace ozgemm

@@ -72,31 +72,6 @@ OZGEMM_HD int32_t exact_digits(int32_t shift, int32_t lsb_min) {
   return q > 100000 ? 100000 : static_cast<int32_t>(q);
 }
 
-// floor(|x| 2^e) and ceil(|x| 2^e) of a finite x, exactly (integer arithmetic on the significand).
-// Callers keep |x| 2^e below 2^62.
-OZGEMM_HD int64_t scaled_floor(double x, int e) {
-  const uint64_t u = bits_of(x);
-  const int biased = static_cast<int>((u >> 52) & 0x7ff);
-  const uint64_t frac = u & 0x000fffffffffffffull;
-  if (biased == 0 && frac == 0) return 0;
-  const uint64_t mant = biased ? (frac | (1ull << 52)) : frac;
-  const int p = (biased ? biased - 1075 : -1074) + e;  // |x| 2^e = mant 2^p
-  if (p >= 0) return static_cast<int64_t>(mant << p);
-  return p <= -64 ? 0 : static_cast<int64_t>(mant >> (-p));
-}
-OZGEMM_HD int64_t scaled_ceil(double x, int e) {
-  const int64_t f = scaled_floor(x, e);
-  const uint64_t u = bits_of(x);
-  const int biased = static_cast<int>((u >> 52) & 0x7ff);
-  const uint64_t frac = u & 0x000fffffffffffffull;
-  if (biased == 0 && frac == 0) return 0;
-  const uint64_t mant = biased ? (frac | (1ull << 52)) : frac;
-  const int p = (biased ? biased - 1075 : -1074) + e;
-  if (p >= 0) return f;
-  const bool rest = p <= -64 ? true : (mant & ((1ull << (-p)) - 1)) != 0;
-  return f + (rest ? 1 : 0);
-}
-
 // The magnitude digit and U's term of one finite element of a row with shift `shift`.
 OZGEMM_HD int32_t magnitude_digit(double x, int32_t shift) { return static_cast<int32_t>(scaled_floor(x, shift)); }
 OZGEMM_HD int64_t unit_term(double x, int32_t shift) { return scaled_ceil(x, shift + kUnitBits); }

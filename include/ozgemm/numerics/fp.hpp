@@ -4,6 +4,7 @@
 // Host translation units that use these must be built with -ffp-contract=off (CMake does it).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -123,6 +124,48 @@ OZGEMM_HD double scale_pow2(double v, int e) {
 constexpr int kPow2NormalMin = -1022, kPow2NormalMax = 1023;
 OZGEMM_HD bool pow2_is_normal(int e) { return e >= kPow2NormalMin && e <= kPow2NormalMax; }
 OZGEMM_HD double pow2_normal(int e) { return double_of(static_cast<uint64_t>(e + 1023) << 52); }
+
+// floor(|x| 2^e) and ceil(|x| 2^e) of a finite x, exactly (integer arithmetic on the significand).
+// Callers keep |x| 2^e below 2^62.
+OZGEMM_HD int64_t scaled_floor(double x, int e) {
+  const uint64_t u = bits_of(x);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  const uint64_t frac = u & 0x000fffffffffffffull;
+  if (biased == 0 && frac == 0) return 0;
+  const uint64_t mant = biased ? (frac | (1ull << 52)) : frac;
+  const int p = (biased ? biased - 1075 : -1074) + e;  // |x| 2^e = mant 2^p
+  if (p >= 0) return static_cast<int64_t>(mant << p);
+  return p <= -64 ? 0 : static_cast<int64_t>(mant >> (-p));
+}
+OZGEMM_HD int64_t scaled_ceil(double x, int e) {
+  const int64_t f = scaled_floor(x, e);
+  const uint64_t u = bits_of(x);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  const uint64_t frac = u & 0x000fffffffffffffull;
+  if (biased == 0 && frac == 0) return 0;
+  const uint64_t mant = biased ? (frac | (1ull << 52)) : frac;
+  const int p = (biased ? biased - 1075 : -1074) + e;
+  if (p >= 0) return f;
+  const bool rest = p <= -64 ? true : (mant & ((1ull << (-p)) - 1)) != 0;
+  return f + (rest ? 1 : 0);
+}
+
+// Fused multiply-add and round-to-nearest-even integer, each one IEEE operation on host and device
+// (used explicitly where the order of operations says so; never contracted implicitly).
+OZGEMM_HD double fma_rn(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+OZGEMM_HD double rint_rn(double x) {
+#if defined(__CUDA_ARCH__)
+  return rint(x);
+#else
+  return std::nearbyint(x);  // the default rounding mode: to nearest even, as rint
+#endif
+}
 
 }  // namespace numerics
 }  // namespace ozgemm

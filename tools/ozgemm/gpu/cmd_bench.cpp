@@ -159,12 +159,17 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
 
   Handle h;
   h.set_stream(stream);
-  const bool fp64 = resolved_accuracy(o) == AccuracyOpt::Fp64;
+  const bool oz2 = o.scheme == Scheme::Ozaki2;
+  const bool fp64 = !oz2 && resolved_accuracy(o) == AccuracyOpt::Fp64;
   r.accuracy = fp64 ? "fp64" : "fixed";
-  if (fp64)
+  if (oz2) {
+    check(ozgemmSetScheme(h.get(), OZGEMM_SCHEME_OZAKI2), "ozgemmSetScheme");
+    check(ozgemmSetModuli(h.get(), o.moduli), "ozgemmSetModuli");
+  } else if (fp64) {
     check(ozgemmSetAccuracy(h.get(), OZGEMM_ACCURACY_FP64), "ozgemmSetAccuracy");
-  else
+  } else {
     h.set_slices(o.slices > 0 ? o.slices : kDefaultSlices);
+  }
   h.set_variant(static_cast<ozgemmVariant_t>(o.variant));
   check(ozgemmSetKernelFamily(h.get(), static_cast<ozgemmKernelFamily_t>(o.family)), "ozgemmSetKernelFamily");
   check(ozgemmSetFusedAccumulator(h.get(), static_cast<ozgemmFusedAccumulator_t>(o.accumulator)),
@@ -240,10 +245,14 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   r.spec = spec_for(r.device, r.copy_gbs, 0);
   const Variant mv = static_cast<Variant>(v);
   const int model_slices = r.slices > 0 ? r.slices : kDefaultSlices;
-  r.model_ms = model::predict(mv, sz.m, sz.n, sz.k, model_slices, p.beta != 0.0, r.spec).ms;
+  const bool oz2_ran = r.info.scheme == OZGEMM_SCHEME_OZAKI2 && v != OZGEMM_VARIANT_NATIVE;
+  auto predict = [&](const model::DeviceSpec& spec) {
+    return oz2_ran ? model::predict_ozaki2(sz.m, sz.n, sz.k, r.info.moduli, p.beta != 0.0, spec)
+                   : model::predict(mv, sz.m, sz.n, sz.k, model_slices, p.beta != 0.0, spec);
+  };
+  r.model_ms = predict(r.spec).ms;
   r.model_native_ms = model::predict(Variant::Native, sz.m, sz.n, sz.k, model_slices, p.beta != 0.0, r.spec).ms;
-  r.model_measured_ms = model::predict(mv, sz.m, sz.n, sz.k, model_slices, p.beta != 0.0,
-                                       spec_for(r.device, r.copy_gbs, r.int8_tops)).ms;
+  r.model_measured_ms = predict(spec_for(r.device, r.copy_gbs, r.int8_tops)).ms;
   h.set_stream(nullptr);
   OZ_TOOL_CUDA(cudaStreamSynchronize(stream));
   cudaStreamDestroy(stream);
@@ -253,7 +262,7 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
 double tflops(const Sizes& s, double ms) { return 2.0 * double(s.m) * double(s.n) * double(s.k) / (ms * 1e9); }
 
 void print_result(const CliOptions& o, const BenchResult& r, const char* title) {
-  const double products = r.slices * (r.slices + 1) / 2.0;
+  const double products = r.info.scheme == OZGEMM_SCHEME_OZAKI2 ? double(r.info.moduli) : r.slices * (r.slices + 1) / 2.0;
   if (o.json) {
     Json j;
     j.begin_object();
@@ -263,6 +272,7 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     json_problem_fields(j, r.sizes, o);
     j.field("phi", o.phi.empty() ? 0.5 : o.phi[0]);
     j.field("slices", r.slices);
+    j.field("scheme", r.info.scheme == OZGEMM_SCHEME_OZAKI2 ? "ozaki2" : "ozaki1").field("moduli", r.info.moduli);
     j.field("accuracy", r.accuracy);
     j.field("bound", r.info.bound).field("target", r.info.target).field("fell_back", r.info.fell_back != 0);
     j.field("decision", std::string(r.info.reason));

@@ -1,0 +1,123 @@
+// ozgemm/numerics/ozaki2.hpp — the shared host/device numerics of the Ozaki scheme II (integer CRT;
+// Ozaki, Uchino, Imamura, arXiv 2504.08009). Used by the GPU kernels (kernels/dgemm/ozaki2.cu) and
+// the host reference (src/reference/ozaki2_reference.cpp), so both compute the same bits.
+//
+// The scheme, for N moduli p_0 .. p_{N-1} (pairwise coprime, <= 256), P = prod p_i:
+//   1. Scaling. Row r of op(A) gets the power of two 2^s_r, column c of op(B) 2^t_c, and
+//      A'_rl = trunc(a_rl 2^s_r), B'_lc = trunc(b_lc 2^t_c) are integers (int64) with
+//      |A'||B'| <= Q = floor((P - 1) / 4) entrywise (one spare bit below P/2, so the CRT's rounded
+//      quotient below can never pick the wrong multiple of P). The rule (integer Cauchy-Schwarz,
+//      order-free): s0 = shift_from_max(row max) - 1, so |a| 2^s0 <= 63.5; abar_l = ceil(|a_l| 2^s0) in
+//      [0, 64]; S = sum abar_l^2 (exact int64); s = s0 + d with d the largest integer such that
+//      S 4^d <= Q (limits table, computed exactly on the host). Then ||A'_r||_2 <= 2^d sqrt(S) and
+//      |A'||B'|_rc <= ||A'_r|| ||B'_c|| <= sqrt(Q 4^-d_r 4^d_r ... ) <= Q.
+//   2. Residues. U^A_i = sym_p_i(A') in [-(p-1)/2, (p-1)/2] (p = 256: [-128, 127]) as int8; likewise B.
+//   3. Products. One exact INT8 GEMM per modulus (k in chunks within int32), each sum reduced to
+//      sym_p_i: U_i = sym_p_i((A'B')_rc).
+//   4. CRT reconstruction in FP64, fixed order (fma explicit, the same IEEE operation on host and device):
+//        x = sum_i hi_i U_i     (exact: hi_i on a grid g with sum |hi_i U_i| < 2^53 g)
+//        z = sum_i lo_i U_i     (rounded, i ascending)
+//        q = rint(x * inv_P)
+//        y = fma(-P_lo, q, fma(-P_hi, q, x) + z)
+//      with w_i = (P/p_i) ((P/p_i)^-1 mod p_i) = hi_i + lo_i (+ rounding) and P = P_hi + P_lo. y is
+//      A'B' to 2 ulps plus an absolute term of the constants' size (oz2_reconstruction_error). Then C = alpha * (y 2^-(s_r + t_c)) + beta * C (ozaki1.hpp's
+//      apply_alpha_beta order); rows or columns with Inf/NaN take Ozaki-I's special path.
+// The error comes from step 1 only (the products are exact): per entry
+//   |AB - 2^-(s+t) A'B'| <= 2^-s sum_l |b_l| + 2^-t sum_l |a_l| + 2^-(s+t) k, plus y's ulps
+// (docs/numerics.md, "Ozaki-II").
+#pragma once
+
+#include <cstdint>
+
+#include "ozgemm/numerics/fp.hpp"
+#include "ozgemm/numerics/ozaki1.hpp"
+#include "ozgemm/types.hpp"
+
+namespace ozgemm {
+namespace numerics {
+
+// The moduli in their fixed order: the greedy pairwise-coprime sequence from 256 downward.
+constexpr int kModuliTable[20] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227,
+                                  223, 217, 211, 199, 197, 193, 191, 181, 179, 173};
+// A' and B' are int64: |A'| <= sqrt(Q) < 2^62.2 up to 16 moduli (2^66 at 17): config.h's limits.
+using ozgemm::kMaxModuli;
+using ozgemm::kMinModuli;
+// Depth of one exact int32 product of residues: 128^2 k <= 2^31 - 1.
+constexpr int64_t kOz2ChunkK = 131056;  // multiple of 16, <= 131071
+constexpr int kOz2ShiftMin = -40, kOz2ShiftMax = 80;  // the range of d in the limits table
+
+// Everything the scheme needs for one moduli count, computed exactly on the host
+// (ozaki2_constants, src/core/ozaki2_constants.cpp) and passed by value to the kernels.
+struct Ozaki2Constants {
+  int n = 0;
+  int32_t p[kMaxModuli] = {};
+  double hi[kMaxModuli] = {}, lo[kMaxModuli] = {};
+  double P_hi = 0, P_lo = 0, inv_P = 0;
+  double grid = 0;   // g: every hi_i is a multiple of it, every lo_i in [0, g)
+  int32_t rho = 0;   // sum of the residues' largest magnitudes, floor(p_i / 2)
+  // limit[d - kOz2ShiftMin] = min(floor(Q / 4^d), INT64_MAX), Q = floor((P - 1) / 4).
+  int64_t limit[kOz2ShiftMax - kOz2ShiftMin + 1] = {};
+};
+// n in [kMinModuli, kMaxModuli]; computed once per n (thread-safe, cached).
+const Ozaki2Constants& ozaki2_constants(int n);
+
+// Symmetric residue of v modulo p (2 <= p <= 256): in [-(p-1)/2, (p-1)/2] for odd p, [-128, 127]
+// for p = 256. In 32-bit arithmetic (64-bit division is slow on GPUs): with v = h 2^32 + l,
+// v = h (2^32 mod p) + l (mod p), every step exact.
+OZGEMM_HD int32_t sym_mod(int64_t v, int32_t p) {
+  const uint32_t up = static_cast<uint32_t>(p);
+  const uint64_t bits = static_cast<uint64_t>(v);
+  const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);  // v = hi' 2^32 + lo, hi' = hi - 2^32 [v < 0]
+  const uint32_t two32 = static_cast<uint32_t>((uint64_t(1) << 32) % up);
+  uint32_t r = (hi % up) * two32 % up;           // hi 2^32 mod p, hi as unsigned
+  r = (r + lo % up) % up;                        // + lo
+  if (v < 0) r = (r + up - (two32 * two32 % up)) % up;  // hi as unsigned is hi' + 2^32: subtract 2^64 mod p
+  const int32_t sr = static_cast<int32_t>(r);
+  return sr > (p - 1) / 2 ? sr - p : sr;
+}
+
+// trunc(x 2^e) for finite x, exactly, when |x| 2^e < 2^63 (the scaling guarantees it).
+OZGEMM_HD int64_t trunc_scaled(double x, int e) {
+  const uint64_t u = bits_of(x);
+  const int64_t mag = scaled_floor(x, e);
+  return (u >> 63) ? -mag : mag;
+}
+
+// The scaling's d for a row with integer norm S (see the top of this file): the largest d in
+// [kOz2ShiftMin, kOz2ShiftMax] with S <= limit[d]; kOz2ShiftMax for S = 0.
+OZGEMM_HD int oz2_extra_shift(int64_t S, const Ozaki2Constants& c) {
+  int d = kOz2ShiftMin;
+  while (d < kOz2ShiftMax && S <= c.limit[d + 1 - kOz2ShiftMin]) ++d;
+  return d;
+}
+
+// A row's term of S: ceil(|x| 2^s0)^2 with s0 = shift_from_max(row max) - 1 (<= 64^2).
+OZGEMM_HD int64_t oz2_norm_term(double x, int32_t s0) {
+  const int64_t a = scaled_ceil(x, s0);
+  return a * a;
+}
+
+// The CRT reconstruction of one entry from its N residues, in the fixed order above.
+template <class ResidueAt>
+OZGEMM_HD double oz2_reconstruct(const Ozaki2Constants& c, ResidueAt u) {
+  double x = 0.0, z = 0.0;
+  for (int i = 0; i < c.n; ++i) {
+    const double ui = static_cast<double>(u(i));
+    x = add_rn(x, mul_rn(c.hi[i], ui));  // exact
+    z = add_rn(z, mul_rn(c.lo[i], ui));
+  }
+  const double q = rint_rn(mul_rn(x, c.inv_P));
+  return fma_rn(-c.P_lo, q, add_rn(fma_rn(-c.P_hi, q, x), z));
+}
+
+// A bound of |y - A'B'| for the reconstruction above (u = 2^-53; |U_i| <= 128, |lo_i| < g,
+// |q| <= rho + 1): the rounded z sum and the lo_i's own rounding, the rounded P_lo q, and the two
+// final roundings: 2u |A'B'| + u [(n + 3) 128 n g + 3 (rho + 1) |P_lo|] (rounded up generously).
+inline double oz2_reconstruction_error(const Ozaki2Constants& c, double abs_ab) {
+  const double u = 1.1102230246251565e-16;
+  const double lam = 128.0 * c.n * c.grid;
+  return (2.0 * u * abs_ab + u * ((c.n + 3) * lam + 3.0 * (c.rho + 1) * (c.P_lo < 0 ? -c.P_lo : c.P_lo))) * 1.01;
+}
+
+}  // namespace numerics
+}  // namespace ozgemm

@@ -1,0 +1,176 @@
+// CPU tests of the Ozaki scheme II (ozgemm/numerics/ozaki2.hpp, ozgemm/reference/ozaki2.hpp): the
+// moduli, symmetric residues (exhaustively on a range), the CRT constants (reconstruction of known
+// 128-bit integers), the scaling's guarantee |A'||B'| <= Q, exact results on integer inputs, errors
+// within the documented truncation bound on the phi family, and the special values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "ozgemm/numerics/ozaki2.hpp"
+#include "ozgemm/reference/ozaki2.hpp"
+#include "ozgemm/reference/reference.hpp"
+
+namespace nm = ozgemm::numerics;
+namespace ref = ozgemm::ref;
+using ozgemm::Op;
+
+TEST(Ozaki2Numerics, ModuliArePairwiseCoprimeAndGreedy) {
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_LE(nm::kModuliTable[i], 256);
+    for (int j = 0; j < i; ++j) EXPECT_EQ(std::gcd(nm::kModuliTable[i], nm::kModuliTable[j]), 1) << i << " " << j;
+  }
+  // Greedy: every number skipped between two moduli shares a factor with an earlier modulus.
+  for (int i = 1; i < 20; ++i)
+    for (int v = nm::kModuliTable[i] + 1; v < nm::kModuliTable[i - 1]; ++v) {
+      bool shares = false;
+      for (int j = 0; j < i; ++j) shares = shares || std::gcd(v, nm::kModuliTable[j]) != 1;
+      EXPECT_TRUE(shares) << v;
+    }
+}
+
+TEST(Ozaki2Numerics, SymmetricResiduesExhaustiveOnARange) {
+  for (int i = 0; i < nm::kMaxModuli; ++i) {
+    const int p = nm::kModuliTable[i];
+    for (int64_t v = -70000; v <= 70000; ++v) {
+      const int32_t r = nm::sym_mod(v, p);
+      ASSERT_EQ(((v - r) % p + p) % p, 0) << v << " mod " << p;
+      if (p % 2) {
+        ASSERT_LE(std::abs(r), (p - 1) / 2);
+      } else {
+        ASSERT_GE(r, -p / 2);
+        ASSERT_LT(r, p / 2);
+      }
+    }
+    for (int64_t v : {INT64_MIN + 1, INT64_MAX, int64_t(1) << 62, -(int64_t(1) << 62) - 7})
+      EXPECT_EQ((((v % p) - nm::sym_mod(v, p)) % p + p) % p, 0);
+  }
+}
+
+TEST(Ozaki2Numerics, ReconstructionRecoversKnownIntegers) {
+  std::mt19937_64 rng(41);
+  for (int n = nm::kMinModuli; n <= nm::kMaxModuli; ++n) {
+    const nm::Ozaki2Constants& c = nm::ozaki2_constants(n);
+    // Q = floor((P - 1) / 4) >= limit at d = 0; test integers up to min(Q, 2^125).
+    const long double logQ = std::log2(static_cast<long double>(c.P_hi)) - 2;
+    const int bits = static_cast<int>(std::min<long double>(logQ - 0.01L, 125));
+    for (int t = 0; t < 3000; ++t) {
+      const int b = 1 + int(rng() % uint64_t(bits));
+      __int128 X = 0;
+      for (int w = 0; w < b; w += 60) X = (X << std::min(60, b - w)) | (rng() & ((uint64_t(1) << std::min(60, b - w)) - 1));
+      if (rng() & 1) X = -X;
+      std::vector<int32_t> u(static_cast<size_t>(n), 0);
+      for (int i = 0; i < n; ++i) {
+        __int128 r = X % c.p[i];
+        u[size_t(i)] = nm::sym_mod(static_cast<int64_t>(r), c.p[i]);
+      }
+      const double y = nm::oz2_reconstruct(c, [&](int i) { return u[size_t(i)]; });
+      const long double exact = static_cast<long double>(X);
+      const long double tol = nm::oz2_reconstruction_error(c, static_cast<double>(std::fabs(exact)));
+      ASSERT_LE(std::fabs(static_cast<long double>(y) - exact), tol) << "n=" << n << " bits=" << b;
+    }
+  }
+}
+
+namespace {
+std::vector<double> run(int64_t m, int64_t n, int64_t k, const std::vector<double>& A, const std::vector<double>& B,
+                        int moduli) {
+  std::vector<double> C(size_t(m * n), std::nan(""));
+  ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, moduli);
+  return C;
+}
+}  // namespace
+
+TEST(Ozaki2Reference, ScalingKeepsProductsBelowQ) {
+  std::mt19937_64 rng(42);
+  const int64_t m = 12, n = 9, k = 400;
+  for (double phi : {-1.0, 0.5, 4.0})
+    for (int moduli : {2, 6, 10, 16}) {
+      auto A = ref::random_matrix(m, k, phi, rng), B = ref::random_matrix(k, n, phi, rng);
+      for (auto& v : A) v = std::ldexp(v, -20);  // scale-independence (GEMMul8's fast rule fails here)
+      const auto a = ref::ozaki2_rows_of_op_a(Op::N, m, k, A.data(), m, moduli);
+      const auto b = ref::ozaki2_cols_of_op_b(Op::N, k, n, B.data(), k, moduli);
+      const long double Q = (static_cast<long double>(nm::ozaki2_constants(moduli).P_hi) - 1) / 4;
+      for (int64_t c = 0; c < n; ++c)
+        for (int64_t r = 0; r < m; ++r) {
+          long double sum = 0;
+          for (int64_t l = 0; l < k; ++l)
+            sum += std::fabs(std::trunc(std::ldexp(static_cast<long double>(A[size_t(r + l * m)]), a.shift[size_t(r)]))) *
+                   std::fabs(std::trunc(std::ldexp(static_cast<long double>(B[size_t(l + c * k)]), b.shift[size_t(c)])));
+          ASSERT_LE(sum, Q) << "phi=" << phi << " moduli=" << moduli;
+        }
+    }
+}
+
+TEST(Ozaki2Reference, IntegerInputsExact) {
+  std::mt19937_64 rng(43);
+  const int64_t m = 20, n = 15, k = 500;
+  std::vector<double> A(size_t(m * k)), B(size_t(k * n));
+  ref::fill_integers(A.data(), m, k, m, 1000, rng);
+  ref::fill_integers(B.data(), k, n, k, 1000, rng);
+  for (int moduli : {8, 12, 16}) {
+    const auto C = run(m, n, k, A, B, moduli);
+    for (int64_t c = 0; c < n; ++c)
+      for (int64_t r = 0; r < m; ++r) {
+        int64_t exact = 0;
+        for (int64_t l = 0; l < k; ++l) exact += int64_t(A[size_t(r + l * m)]) * int64_t(B[size_t(l + c * k)]);
+        ASSERT_EQ(C[size_t(r + c * m)], double(exact)) << "moduli=" << moduli << " (" << r << "," << c << ")";
+      }
+  }
+}
+
+TEST(Ozaki2Reference, ErrorsWithinTheTruncationBoundAndFallingWithModuli) {
+  std::mt19937_64 rng(44);
+  const int64_t m = 24, n = 20, k = 300;
+  constexpr double kU = 1.1102230246251565e-16;
+  for (double phi : {-1.0, 0.0, 0.5, 1.0, 2.0, 4.0}) {
+    const auto A = ref::random_matrix(m, k, phi, rng), B = ref::random_matrix(k, n, phi, rng);
+    const auto acc = ref::accurate_gemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, nullptr, 1);
+    double prev = std::numeric_limits<double>::infinity();
+    for (int moduli : {6, 8, 10, 12, 14, 16}) {
+      const auto C = run(m, n, k, A, B, moduli);
+      const auto bound = ref::ozaki2_truncation_bound(Op::N, Op::N, m, n, k, A.data(), m, B.data(), k, moduli);
+      for (int64_t i = 0; i < m * n; ++i) {
+        const double err = std::fabs((C[size_t(i)] - acc.hi[size_t(i)]) - acc.lo[size_t(i)]);
+        ASSERT_LE(err, bound[size_t(i)] + 4 * kU * acc.absprod[size_t(i)]) << "phi=" << phi << " moduli=" << moduli;
+      }
+      const double cw = ref::compare(C.data(), m, acc).componentwise;
+      if (prev > 1e-15) {
+        EXPECT_LT(cw, prev) << "phi=" << phi << " moduli=" << moduli;
+      }
+      prev = cw;
+    }
+  }
+}
+
+TEST(Ozaki2Reference, SpecialValuesAndBlasSemantics) {
+  std::mt19937_64 rng(45);
+  const int64_t m = 10, n = 8, k = 30;
+  auto A = ref::random_matrix(m, k, 0.5, rng), B = ref::random_matrix(k, n, 0.5, rng);
+  A[size_t(3 + 5 * m)] = std::numeric_limits<double>::infinity();
+  B[size_t(7 + 2 * k)] = std::nan("");
+  for (int64_t l = 0; l < k; ++l) A[size_t(6 + l * m)] = 0.0;  // a zero row
+  const auto C = run(m, n, k, A, B, 14);
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t r = 0; r < m; ++r) {
+      const double v = C[size_t(r + c * m)];
+      if (r == 3 || c == 2) {
+        EXPECT_FALSE(std::isfinite(v)) << r << "," << c;
+      } else {
+        EXPECT_TRUE(std::isfinite(v)) << r << "," << c;
+      }
+      if (r == 6 && c != 2) {
+        EXPECT_EQ(v, 0.0);
+      }
+    }
+  // alpha = 0: C = beta C, A and B not read.
+  std::vector<double> Cb(size_t(m * n), 2.0);
+  std::vector<double> nanA(size_t(m * k), std::nan(""));
+  ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 0.0, nanA.data(), m, B.data(), k, 0.5, Cb.data(), m, 8);
+  for (double v : Cb) EXPECT_EQ(v, 1.0);
+  EXPECT_THROW(ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, Cb.data(), m, 17),
+               std::invalid_argument);
+}

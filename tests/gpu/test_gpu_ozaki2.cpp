@@ -1,0 +1,155 @@
+// GPU tests of the Ozaki scheme II (ozgemmSetScheme(OZGEMM_SCHEME_OZAKI2)): bitwise equal to the
+// host reference (ref::ozaki2_dgemm) across shapes (1x1x1, primes, tall, wide, k = 1, k past the
+// int32 chunk), transposes, leading dimensions, alpha/beta, moduli counts, special values; exact on
+// integers. Skipped visibly without a GPU.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_test_util.hpp"
+#include "ozgemm/ozgemm.hpp"
+#include "ozgemm/reference/ozaki2.hpp"
+#include "ozgemm/reference/reference.hpp"
+
+using ozgemm::Op;
+namespace ref = ozgemm::ref;
+
+namespace {
+
+bool same(double a, double b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  uint64_t x, y;
+  std::memcpy(&x, &a, 8);
+  std::memcpy(&y, &b, 8);
+  return x == y;
+}
+
+struct Case {
+  Op ta = Op::N, tb = Op::N;
+  int m = 1, n = 1, k = 1, pad = 0, moduli = 14;
+  double alpha = 1.0, beta = 0.0, phi = 0.5;
+  std::string describe() const {
+    return std::string("ta=") + char(ta) + " tb=" + char(tb) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+           std::to_string(k) + " pad=" + std::to_string(pad) + " N=" + std::to_string(moduli) +
+           " alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta) + " phi=" + std::to_string(phi);
+  }
+};
+
+class GpuOzaki2 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    OZTEST_REQUIRE_GPU();
+    ASSERT_EQ(ozgemmSetScheme(h_.get(), OZGEMM_SCHEME_OZAKI2), OZGEMM_STATUS_SUCCESS);
+  }
+  // Runs the case on the GPU and through the host reference; the number of differing entries.
+  int64_t check(const Case& c, std::vector<double>* A_in = nullptr, std::vector<double>* B_in = nullptr) {
+    const int a_rows = c.ta == Op::N ? c.m : c.k, a_cols = c.ta == Op::N ? c.k : c.m;
+    const int b_rows = c.tb == Op::N ? c.k : c.n, b_cols = c.tb == Op::N ? c.n : c.k;
+    const int lda = std::max(1, a_rows + c.pad), ldb = std::max(1, b_rows + c.pad), ldc = std::max(1, c.m + c.pad);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> A(size_t(lda) * std::max(1, a_cols), nan), B(size_t(ldb) * std::max(1, b_cols), nan);
+    ref::fill_phi(A.data(), a_rows, a_cols, lda, c.phi, rng_);
+    ref::fill_phi(B.data(), b_rows, b_cols, ldb, c.phi, rng_);
+    if (A_in) A = *A_in;
+    if (B_in) B = *B_in;
+    std::vector<double> C0(size_t(ldc) * std::max(1, c.n), c.beta == 0.0 ? nan : -7.25);
+    if (c.beta != 0.0) ref::fill_phi(C0.data(), c.m, c.n, ldc, 0.5, rng_);
+    std::vector<double> host = C0, gpu = C0;
+    ref::ozaki2_dgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, A.data(), lda, B.data(), ldb, c.beta, host.data(), ldc, c.moduli);
+    EXPECT_EQ(ozgemmSetModuli(h_.get(), c.moduli), OZGEMM_STATUS_SUCCESS);
+    ozgemm::dgemm_host_buffers(h_, c.ta, c.tb, c.m, c.n, c.k, c.alpha, A.data(), lda, B.data(), ldb, c.beta, gpu.data(), ldc);
+    ozgemmCallInfo_t info{};
+    EXPECT_EQ(ozgemmGetLastCallInfo(h_.get(), &info), OZGEMM_STATUS_SUCCESS);
+    EXPECT_EQ(info.scheme, OZGEMM_SCHEME_OZAKI2) << c.describe();
+    EXPECT_EQ(info.moduli, c.moduli) << c.describe();
+    int64_t bad = 0;
+    for (size_t i = 0; i < host.size(); ++i)
+      if (!same(host[i], gpu[i]) && bad++ < 3)
+        ADD_FAILURE() << c.describe() << ": entry " << i << " host " << host[i] << " gpu " << gpu[i];
+    return bad;
+  }
+  ozgemm::Handle h_;
+  std::mt19937_64 rng_ = oztest::test_rng();
+};
+
+TEST_F(GpuOzaki2, ShapesBitwiseEqualHost) {
+  const int shapes[][3] = {{1, 1, 1}, {17, 33, 9}, {997, 101, 1013}, {4000, 16, 700}, {16, 3000, 512}, {64, 40, 1}, {300, 7, 129}};
+  for (auto& s : shapes) {
+    Case c;
+    c.m = s[0];
+    c.n = s[1];
+    c.k = s[2];
+    EXPECT_EQ(check(c), 0) << c.describe();
+  }
+}
+
+TEST_F(GpuOzaki2, ModuliTransposesAlphaBetaAndPhi) {
+  std::uniform_int_distribution<int> coin(0, 1);
+  for (int moduli : {2, 5, 8, 11, 14, 16})
+    for (double phi : {-1.0, 0.5, 4.0}) {
+      Case c;
+      c.m = 131;
+      c.n = 77;
+      c.k = 203;
+      c.pad = 5;
+      c.moduli = moduli;
+      c.phi = phi;
+      c.ta = coin(rng_) ? Op::T : Op::N;
+      c.tb = coin(rng_) ? Op::T : Op::N;
+      c.alpha = coin(rng_) ? 1.0 : -0.5;
+      c.beta = coin(rng_) ? 0.0 : 2.5;
+      EXPECT_EQ(check(c), 0) << c.describe();
+    }
+}
+
+TEST_F(GpuOzaki2, KPastTheInt32Chunk) {
+  Case c;
+  c.m = 20;
+  c.n = 18;
+  c.k = 131100;  // two k-chunks
+  c.moduli = 12;
+  EXPECT_EQ(check(c), 0) << c.describe();
+}
+
+TEST_F(GpuOzaki2, IntegerInputsExactAndSpecialValues) {
+  const int m = 150, n = 130, k = 700;
+  std::vector<double> A(size_t(m) * k), B(size_t(k) * n);
+  ref::fill_integers(A.data(), m, k, m, 1000, rng_);
+  ref::fill_integers(B.data(), k, n, k, 1000, rng_);
+  std::vector<double> C(size_t(m) * n, std::nan(""));
+  ASSERT_EQ(ozgemmSetModuli(h_.get(), 8), OZGEMM_STATUS_SUCCESS);
+  ozgemm::dgemm_host_buffers(h_, Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      int64_t exact = 0;
+      for (int l = 0; l < k; ++l) exact += int64_t(A[i + size_t(l) * m]) * int64_t(B[l + size_t(j) * k]);
+      ASSERT_EQ(C[i + size_t(j) * m], double(exact)) << i << "," << j;
+    }
+  Case c;
+  c.m = 40;
+  c.n = 30;
+  c.k = 50;
+  std::vector<double> As(size_t(c.m) * c.k), Bs(size_t(c.k) * c.n);
+  ref::fill_phi(As.data(), c.m, c.k, c.m, 0.5, rng_);
+  ref::fill_phi(Bs.data(), c.k, c.n, c.k, 0.5, rng_);
+  As[3 + 7 * size_t(c.m)] = std::numeric_limits<double>::infinity();
+  Bs[11 + 4 * size_t(c.k)] = std::nan("");
+  EXPECT_EQ(check(c, &As, &Bs), 0);
+}
+
+TEST_F(GpuOzaki2, FusedVariantsAreRefused) {
+  if (ozgemmSetVariant(h_.get(), OZGEMM_VARIANT_PARTIALLY_FUSED) != OZGEMM_STATUS_SUCCESS)
+    GTEST_SKIP() << "no fused kernels here";
+  size_t bytes = 0;
+  EXPECT_EQ(ozgemmGetWorkspaceSize(h_.get(), CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &bytes), OZGEMM_STATUS_NOT_SUPPORTED);
+  ASSERT_EQ(ozgemmSetVariant(h_.get(), OZGEMM_VARIANT_AUTO), OZGEMM_STATUS_SUCCESS);
+}
+
+}  // namespace
