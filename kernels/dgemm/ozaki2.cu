@@ -49,6 +49,16 @@ __global__ void __launch_bounds__(kThreads) oz2_norms_kernel(OperandView v, cons
   if (part == 0 && r < rows_pad && sum) atomicAdd(reinterpret_cast<unsigned long long*>(S + r), sum);
 }
 
+// Residue i of a, for i < N, written at out + i * plane (the moduli as compile-time constants).
+template <int I, int N>
+__device__ __forceinline__ void write_residues(int64_t a, int8_t* out, int64_t plane) {
+  if constexpr (I < N) {
+    out[I * plane] = static_cast<int8_t>(nm::sym_mod_const<nm::kModuliTable[I]>(a));
+    write_residues<I + 1, N>(a, out, plane);
+  }
+}
+
+template <int N>
 __global__ void __launch_bounds__(kThreads) oz2_residues_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                                  const int64_t* __restrict__ S, nm::Ozaki2Constants c,
                                                                  int64_t rows_pad, int64_t kpad, int64_t plane,
@@ -74,7 +84,7 @@ __global__ void __launch_bounds__(kThreads) oz2_residues_kernel(OperandView v, c
     if (l >= kpad) break;
     const double x = tile[rr][part + 8 * j];
     const int64_t a = nm::is_finite(x) ? nm::trunc_scaled(x, s) : 0;
-    for (int i = 0; i < c.n; ++i) res[i * plane + r * kpad + l] = static_cast<int8_t>(nm::sym_mod(a, c.p[i]));
+    write_residues<0, N>(a, res + r * kpad + l, plane);
   }
 }
 
@@ -127,8 +137,17 @@ cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, c
   if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
   const int64_t tiles = ((rows_pad + kTileR - 1) / kTileR) * ((kpad + kTileL - 1) / kTileL);
   if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
-  oz2_residues_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, S, c, rows_pad, kpad, plane,
-                                                                             res, sft);
+  using Kernel = void (*)(OperandView, const int32_t*, const int64_t*, nm::Ozaki2Constants, int64_t, int64_t, int64_t,
+                         int8_t*, int32_t*);
+  static constexpr Kernel kernels[] = {nullptr, nullptr, oz2_residues_kernel<2>, oz2_residues_kernel<3>,
+                                       oz2_residues_kernel<4>, oz2_residues_kernel<5>, oz2_residues_kernel<6>,
+                                       oz2_residues_kernel<7>, oz2_residues_kernel<8>, oz2_residues_kernel<9>,
+                                       oz2_residues_kernel<10>, oz2_residues_kernel<11>, oz2_residues_kernel<12>,
+                                       oz2_residues_kernel<13>, oz2_residues_kernel<14>, oz2_residues_kernel<15>,
+                                       oz2_residues_kernel<16>};
+  static_assert(sizeof(kernels) / sizeof(kernels[0]) == nm::kMaxModuli + 1, "one kernel per moduli count");
+  if (c.n < nm::kMinModuli || c.n > nm::kMaxModuli) return cudaErrorInvalidValue;
+  kernels[c.n]<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, S, c, rows_pad, kpad, plane, res, sft);
   return cudaGetLastError();
 }
 

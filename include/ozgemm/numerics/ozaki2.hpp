@@ -76,6 +76,22 @@ OZGEMM_HD int32_t sym_mod(int64_t v, int32_t p) {
   return sr > (p - 1) / 2 ? sr - p : sr;
 }
 
+// sym_mod for a modulus known at compile time (the kernels unroll over the moduli table): the same
+// value as sym_mod(v, P), with the divisions by constants the compiler turns into multiplications.
+template <int P>
+OZGEMM_HD int32_t sym_mod_const(int64_t v) {
+  constexpr uint32_t up = static_cast<uint32_t>(P);
+  constexpr uint32_t two32 = static_cast<uint32_t>((uint64_t(1) << 32) % up);
+  constexpr uint32_t two64 = static_cast<uint32_t>(uint64_t(two32) * two32 % up);
+  const uint64_t bits = static_cast<uint64_t>(v);
+  const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);
+  uint32_t r = (hi % up) * two32 % up;
+  r = (r + lo % up) % up;
+  if (v < 0) r = (r + up - two64) % up;
+  const int32_t sr = static_cast<int32_t>(r);
+  return sr > (P - 1) / 2 ? sr - P : sr;
+}
+
 // trunc(x 2^e) for finite x, exactly, when |x| 2^e < 2^63 (the scaling guarantees it).
 OZGEMM_HD int64_t trunc_scaled(double x, int e) {
   const uint64_t u = bits_of(x);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# bench/device_ozaki2.sh — one device call: the Ozaki-II GPU tests, then `ozgemm bench --scheme ozaki2`
+# at the issue's sizes and moduli counts beside native DGEMM (same inputs, phi = 0.5 unless PHIS).
+# Binaries as bench/device_check.sh ($NEW); output under $OUT (ozaki2.txt, results_ozaki2.tgz).
+set -u
+OUT=${OUT:-./device-out}
+NEW=${NEW:-.carry/new}
+mkdir -p "$OUT/ozaki2"
+export LD_LIBRARY_PATH="$NEW${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat "$NEW/COMMIT" 2>/dev/null || echo unknown)}
+{
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  "$NEW/test_gpu_ozaki2" --gtest_brief=1 > "$OUT/test_gpu_ozaki2.log" 2>&1
+  echo "test_gpu_ozaki2 exit $?: $(grep -E 'tests? from .* ran|PASSED|FAILED' "$OUT/test_gpu_ozaki2.log" | tr '\n' ' ')"
+fi
+for n in ${SIZES:-4096 8192 16384}; do for N in ${MODULI:-14 15}; do for phi in ${PHIS:-0.5}; do
+  f="$OUT/ozaki2/oz2_${n}_N${N}_phi${phi}.json"
+  "$NEW/ozgemm" bench --m $n --n $n --k $n --phi $phi --scheme ozaki2 --moduli $N --iters ${ITERS:-5} --json > "$f" 2> "$f.err" || cat "$f.err"
+  python3 - "$f" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("bad json", sys.argv[1], e); sys.exit()
+o, n, md = r["ozgemm"], r["native_dgemm"], r["model"]
+ceil_ms = 2.0 * r["m"] * r["n"] * r["k"] * r["moduli"] / (md["measured_int8_tops"] * 1e9)
+ph = " ".join(f'{k[:-3]}={o[k]:.2f}' for k in ("max_reduce_ms", "slicing_ms", "products_ms", "epilogue_ms") if k in o)
+print(f'{r["m"]}^3 phi={r["phi"]} ozaki2 N={r["moduli"]}: {o["ms"]:.2f} ms {o["tflops"]:.1f} TF comperr {o["componentwise"]:.2e} '
+      f'| native {n["ms"]:.2f} ms {n["tflops"]:.1f} TF comperr {n["componentwise"]:.2e} | ceiling {ceil_ms:.2f} ms '
+      f'({2e-9*r["m"]*r["n"]*r["k"]/ceil_ms:.0f} TF at {md["measured_int8_tops"]:.0f} TOPS) | phases ms: {ph}')
+PY
+done; done; done
+} 2>&1 | tee "$OUT/ozaki2.txt"
+find "$OUT/ozaki2" -name '*.err' -empty -delete
+(cd "$OUT" && tar czf results_ozaki2.tgz ozaki2 && rm -rf ozaki2)
