@@ -2,6 +2,7 @@
 // operand, and the per-entry reduction of the bound over the magnitude product. The same functions
 // as the host reference (src/reference/accuracy_reference.cpp), so both choose the same count.
 #include "kernels/dgemm/launch.hpp"
+#include "kernels/dgemm/operand_tile.cuh"
 #include "ozgemm/numerics/accuracy.hpp"
 
 namespace ozgemm {
@@ -11,27 +12,19 @@ namespace nm = ozgemm::numerics;
 
 namespace {
 
-constexpr int kTileR = 32, kTileL = 64, kThreads = 256;
+namespace tile = operand_tile;
+using tile::kThreads;
 
-// One tile of 32 rows x 64 columns: loaded coalesced through shared memory whichever index is
-// contiguous (as slice.cu), then written k-contiguous by 8 threads a row (8 consecutive bytes
+// One operand tile (operand_tile.cuh) staged through shared memory, then written k-contiguous by 8 threads a row (8 consecutive bytes
 // each step); each row's U partial sum is reduced across its 8 threads by shuffles and added to
 // U[r] once per tile.
 __global__ void __launch_bounds__(kThreads) magnitudes_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                                int64_t rows_pad, int64_t kpad, int64_t ld,
                                                                uint8_t* __restrict__ mag, int64_t* __restrict__ U) {
-  static_assert(kThreads == kTileR * 8, "8 threads a row");
-  __shared__ double tile[kTileR][kTileL + 1];
-  const int64_t tiles_l = (kpad + kTileL - 1) / kTileL;
-  const int64_t r0 = (int64_t(blockIdx.x) / tiles_l) * kTileR;
-  const int64_t l0 = (int64_t(blockIdx.x) % tiles_l) * kTileL;
-  const bool kcontig = v.stride_l == 1;
-  for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
-    const int rr = kcontig ? idx / kTileL : idx % kTileR;
-    const int ll = kcontig ? idx % kTileL : idx / kTileR;
-    const int64_t r = r0 + rr, l = l0 + ll;
-    tile[rr][ll] = (r < v.rows && l < v.k) ? v.ptr[r * v.stride_r + l * v.stride_l] : 0.0;
-  }
+  __shared__ tile::Tile t;
+  const tile::Origin at = tile::origin(kpad);
+  const int64_t r0 = at.r0, l0 = at.l0;
+  tile::load(v, at, t);
   __syncthreads();
   const int rr = threadIdx.x / 8, part = threadIdx.x % 8;
   const int64_t r = r0 + rr;
@@ -39,11 +32,11 @@ __global__ void __launch_bounds__(kThreads) magnitudes_kernel(OperandView v, con
   if (r < rows_pad) {
     const int32_t sh = shift[r];
 #pragma unroll
-    for (int j = 0; j < kTileL / 8; ++j) {
+    for (int j = 0; j < tile::kCols / 8; ++j) {
       const int ll = part + 8 * j;
       const int64_t l = l0 + ll;
       if (l >= kpad) break;
-      const double x = tile[rr][ll];
+      const double x = t[rr][ll];
       const bool finite = nm::is_finite(x);
       mag[r * ld + l] = finite ? static_cast<uint8_t>(nm::magnitude_digit(x, sh)) : 0;
       if (finite) usum += static_cast<unsigned long long>(nm::unit_term(x, sh));
@@ -118,8 +111,8 @@ __global__ void __launch_bounds__(256) bound_kernel(BoundArgs a) {
 cudaError_t launch_magnitudes(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t kpad,
                               int64_t ld, uint8_t* mag, int64_t* U, cudaStream_t stream) {
   if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
-  const int64_t tiles = ((rows_pad + kTileR - 1) / kTileR) * ((kpad + kTileL - 1) / kTileL);
-  if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+  const int64_t tiles = tile::count(rows_pad, kpad);
+  if (tiles > tile::kMaxTiles) return cudaErrorInvalidValue;
   magnitudes_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, rows_pad, kpad, ld, mag, U);
   return cudaGetLastError();
 }

@@ -3,6 +3,7 @@
 // The INT8 products themselves are cuBLASLt's (src/dispatch). Same numerics as the host reference
 // (src/reference/ozaki2_reference.cpp).
 #include "kernels/dgemm/launch.hpp"
+#include "kernels/dgemm/operand_tile.cuh"
 #include "kernels/dgemm/special_dot.cuh"
 #include "ozgemm/numerics/ozaki2.hpp"
 
@@ -13,26 +14,15 @@ namespace nm = ozgemm::numerics;
 
 namespace {
 
-constexpr int kTileR = 32, kTileL = 64, kThreads = 256;
-
-// The tile of rows r0.. x columns l0.. of the operand into shared memory, coalesced whichever index
-// is contiguous (as slice.cu).
-__device__ __forceinline__ void load_tile(const OperandView& v, int64_t r0, int64_t l0, double (&tile)[kTileR][kTileL + 1]) {
-  const bool kcontig = v.stride_l == 1;
-  for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
-    const int rr = kcontig ? idx / kTileL : idx % kTileR;
-    const int ll = kcontig ? idx % kTileL : idx / kTileR;
-    const int64_t r = r0 + rr, l = l0 + ll;
-    tile[rr][ll] = (r < v.rows && l < v.k) ? v.ptr[r * v.stride_r + l * v.stride_l] : 0.0;
-  }
-}
+namespace tile = operand_tile;
+using tile::kThreads;
 
 __global__ void __launch_bounds__(kThreads) oz2_norms_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                               int64_t rows_pad, int64_t* __restrict__ S) {
-  __shared__ double tile[kTileR][kTileL + 1];
-  const int64_t tiles_l = (v.k + kTileL - 1) / kTileL;
-  const int64_t r0 = (int64_t(blockIdx.x) / tiles_l) * kTileR, l0 = (int64_t(blockIdx.x) % tiles_l) * kTileL;
-  load_tile(v, r0, l0, tile);
+  __shared__ tile::Tile t;
+  const tile::Origin at = tile::origin(v.k);
+  const int64_t r0 = at.r0;
+  tile::load(v, at, t);
   __syncthreads();
   const int rr = threadIdx.x / 8, part = threadIdx.x % 8;  // 8 threads a row
   const int64_t r = r0 + rr;
@@ -40,8 +30,8 @@ __global__ void __launch_bounds__(kThreads) oz2_norms_kernel(OperandView v, cons
   if (r < rows_pad) {
     const int32_t s0 = shift[r] - 1;
 #pragma unroll
-    for (int j = 0; j < kTileL / 8; ++j) {
-      const double x = tile[rr][part + 8 * j];
+    for (int j = 0; j < tile::kCols / 8; ++j) {
+      const double x = t[rr][part + 8 * j];
       if (nm::is_finite(x)) sum += static_cast<unsigned long long>(nm::oz2_norm_term(x, s0));
     }
   }
@@ -63,12 +53,12 @@ __global__ void __launch_bounds__(kThreads) oz2_residues_kernel(OperandView v, c
                                                                  const int64_t* __restrict__ S, nm::Ozaki2Constants c,
                                                                  int64_t rows_pad, int64_t kpad, int64_t plane,
                                                                  int8_t* __restrict__ res, int32_t* __restrict__ sft) {
-  __shared__ double tile[kTileR][kTileL + 1];
-  __shared__ int32_t row_sft[kTileR];
-  const int64_t tiles_l = (kpad + kTileL - 1) / kTileL;
-  const int64_t r0 = (int64_t(blockIdx.x) / tiles_l) * kTileR, l0 = (int64_t(blockIdx.x) % tiles_l) * kTileL;
-  load_tile(v, r0, l0, tile);
-  if (threadIdx.x < kTileR && r0 + threadIdx.x < rows_pad) {
+  __shared__ tile::Tile t;
+  __shared__ int32_t row_sft[tile::kRows];
+  const tile::Origin at = tile::origin(kpad);
+  const int64_t r0 = at.r0, l0 = at.l0;
+  tile::load(v, at, t);
+  if (threadIdx.x < tile::kRows && r0 + threadIdx.x < rows_pad) {
     const int64_t r = r0 + threadIdx.x;
     row_sft[threadIdx.x] = shift[r] - 1 + nm::oz2_extra_shift(S[r], c);
     if (l0 == 0) sft[r] = row_sft[threadIdx.x];
@@ -79,10 +69,10 @@ __global__ void __launch_bounds__(kThreads) oz2_residues_kernel(OperandView v, c
   if (r >= rows_pad) return;
   const int32_t s = row_sft[rr];
 #pragma unroll
-  for (int j = 0; j < kTileL / 8; ++j) {
+  for (int j = 0; j < tile::kCols / 8; ++j) {
     const int64_t l = l0 + part + 8 * j;
     if (l >= kpad) break;
-    const double x = tile[rr][part + 8 * j];
+    const double x = t[rr][part + 8 * j];
     const int64_t a = nm::is_finite(x) ? nm::trunc_scaled(x, s) : 0;
     write_residues<0, N>(a, res + r * kpad + l, plane);
   }
@@ -125,8 +115,8 @@ dim3 grid_2d(int64_t m, int64_t n, dim3 block) {
 cudaError_t launch_oz2_norms(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t* S,
                              cudaStream_t stream) {
   if (rows_pad <= 0 || view.k <= 0) return cudaSuccess;
-  const int64_t tiles = ((rows_pad + kTileR - 1) / kTileR) * ((view.k + kTileL - 1) / kTileL);
-  if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+  const int64_t tiles = tile::count(rows_pad, view.k);
+  if (tiles > tile::kMaxTiles) return cudaErrorInvalidValue;
   oz2_norms_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, rows_pad, S);
   return cudaGetLastError();
 }
@@ -135,8 +125,8 @@ cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, c
                                 const nm::Ozaki2Constants& c, int64_t rows_pad, int64_t kpad, int64_t plane,
                                 int8_t* res, int32_t* sft, cudaStream_t stream) {
   if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
-  const int64_t tiles = ((rows_pad + kTileR - 1) / kTileR) * ((kpad + kTileL - 1) / kTileL);
-  if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+  const int64_t tiles = tile::count(rows_pad, kpad);
+  if (tiles > tile::kMaxTiles) return cudaErrorInvalidValue;
   using Kernel = void (*)(OperandView, const int32_t*, const int64_t*, nm::Ozaki2Constants, int64_t, int64_t, int64_t,
                          int8_t*, int32_t*);
   static constexpr Kernel kernels[] = {nullptr, nullptr, oz2_residues_kernel<2>, oz2_residues_kernel<3>,

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "kernels/dgemm/launch.hpp"
+#include "kernels/dgemm/operand_tile.cuh"
 #include "ozgemm/numerics/ozaki1.hpp"
 
 namespace ozgemm {
@@ -11,9 +12,8 @@ namespace kernels {
 
 namespace {
 
-constexpr int kTileR = 32;
-constexpr int kTileL = 64;
-constexpr int kThreads = 256;
+namespace tile = operand_tile;
+using tile::kThreads;
 
 // S: the slice count, a template parameter so slice_value's digit loop unrolls.
 template <int S>
@@ -22,18 +22,10 @@ __global__ void __launch_bounds__(kThreads) slice_kernel(OperandView v, const in
                                                          int8_t* __restrict__ out) {
   constexpr int s = S;
   const int64_t kblock = layout.kblock, k_total = kblock * layout.kblocks;
-  __shared__ double tile[kTileR][kTileL + 1];
-  const int64_t tiles_l = (k_total + kTileL - 1) / kTileL;
-  const int64_t r0 = (int64_t(blockIdx.x) / tiles_l) * kTileR;
-  const int64_t l0 = (int64_t(blockIdx.x) % tiles_l) * kTileL;
-  const bool kcontig = v.stride_l == 1;
-  // Load: consecutive threads take consecutive addresses of whichever index is contiguous.
-  for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
-    const int rr = kcontig ? idx / kTileL : idx % kTileR;
-    const int ll = kcontig ? idx % kTileL : idx / kTileR;
-    const int64_t r = r0 + rr, l = l0 + ll;
-    tile[rr][ll] = (r < v.rows && l < v.k) ? v.ptr[r * v.stride_r + l * v.stride_l] : 0.0;
-  }
+  __shared__ tile::Tile t;
+  const tile::Origin at = tile::origin(k_total);
+  const int64_t r0 = at.r0, l0 = at.l0;
+  tile::load(v, at, t);
   __syncthreads();
   // Slice: consecutive threads take consecutive l, so each slice's bytes are written
   // as 64 contiguous bytes per row of the tile. k-block arithmetic in 32 bits relative to the
@@ -41,12 +33,12 @@ __global__ void __launch_bounds__(kThreads) slice_kernel(OperandView v, const in
   const int64_t b0 = l0 / kblock;
   const int q0 = static_cast<int>(l0 - b0 * kblock);
   const int kb = static_cast<int>(kblock);  // <= numerics::kInt32ExactProducts
-  for (int idx = threadIdx.x; idx < kTileR * kTileL; idx += kThreads) {
-    const int rr = idx / kTileL, ll = idx % kTileL;
+  for (int idx = threadIdx.x; idx < tile::kRows * tile::kCols; idx += kThreads) {
+    const int rr = idx / tile::kCols, ll = idx % tile::kCols;
     const int64_t r = r0 + rr, l = l0 + ll;
     if (r >= rows_pad || l >= k_total) continue;
-    const int t = q0 + ll, db = t / kb;
-    numerics::slice_value(tile[rr][ll], shift[r], s, out + layout.at(r, b0 + db, t - db * kb, 0), layout.digit_stride());
+    const int q = q0 + ll, db = q / kb;  // q: k-index within block b0; db: blocks past b0
+    numerics::slice_value(t[rr][ll], shift[r], s, out + layout.at(r, b0 + db, q - db * kb, 0), layout.digit_stride());
   }
 }
 
@@ -64,8 +56,8 @@ cudaError_t launch_slice(const OperandView& view, const int32_t* shift, const nu
   const int s = layout.s;
   const int64_t k_total = layout.kblock * layout.kblocks;
   if (rows_pad <= 0 || k_total <= 0) return cudaSuccess;
-  const int64_t tiles = ((rows_pad + kTileR - 1) / kTileR) * ((k_total + kTileL - 1) / kTileL);
-  if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+  const int64_t tiles = tile::count(rows_pad, k_total);
+  if (tiles > tile::kMaxTiles) return cudaErrorInvalidValue;
   if (s < 1 || s > numerics::kMaxSlices) return cudaErrorInvalidValue;
   slice_kernels[s - 1]<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, layout, rows_pad, out);
   return cudaGetLastError();

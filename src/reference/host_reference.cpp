@@ -8,6 +8,7 @@
 #include "ozgemm/numerics/ozaki1.hpp"
 #include "ozgemm/reference/reference.hpp"
 #include "reference/parallel.hpp"
+#include "reference/row_scan.hpp"
 
 namespace ozgemm {
 namespace ref {
@@ -30,18 +31,10 @@ SlicedOperand slice_rows(int64_t rows, int64_t k, int s, Get get) {
   out.digits.assign(static_cast<size_t>(rows * s * k), 0);
   detail::parallel_for(rows, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      double mx = 0.0;
-      uint8_t bad = 0;
-      for (int64_t l = 0; l < k; ++l) {
-        const double v = get(r, l);
-        if (nm::is_finite(v))
-          mx = std::max(mx, std::fabs(v));
-        else
-          bad = 1;
-      }
-      const int32_t sh = nm::shift_from_max(mx);
+      const detail::RowScan row = detail::scan_row(r, k, get);
+      const int32_t sh = nm::shift_from_max(row.max_abs);
       out.shift[r] = sh;
-      out.nonfinite[r] = bad;
+      out.nonfinite[r] = row.nonfinite;
       for (int64_t l = 0; l < k; ++l)
         nm::slice_value(get(r, l), sh, s, out.digits.data() + out.layout.offset(r, 0, l), out.layout.digit_stride());
     }

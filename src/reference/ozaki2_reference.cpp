@@ -9,6 +9,7 @@
 #include "ozgemm/numerics/ozaki2.hpp"
 #include "ozgemm/reference/reference.hpp"
 #include "reference/parallel.hpp"
+#include "reference/row_scan.hpp"
 
 namespace ozgemm {
 namespace ref {
@@ -28,16 +29,8 @@ Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
   o.residues.assign(size_t(moduli) * size_t(rows) * size_t(k), 0);
   detail::parallel_for(rows, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      double mx = 0.0;
-      uint8_t bad = 0;
-      for (int64_t l = 0; l < k; ++l) {
-        const double v = get(r, l);
-        if (nm::is_finite(v))
-          mx = std::max(mx, std::fabs(v));
-        else
-          bad = 1;
-      }
-      const int32_t s0 = nm::shift_from_max(mx) - 1;
+      const detail::RowScan row = detail::scan_row(r, k, get);
+      const int32_t s0 = nm::shift_from_max(row.max_abs) - 1;
       int64_t S = 0;
       for (int64_t l = 0; l < k; ++l) {
         const double v = get(r, l);
@@ -45,7 +38,7 @@ Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
       }
       const int32_t s = s0 + nm::oz2_extra_shift(S, c);
       o.shift[r] = s;
-      o.nonfinite[r] = bad;
+      o.nonfinite[r] = row.nonfinite;
       for (int64_t l = 0; l < k; ++l) {
         const double v = get(r, l);
         const int64_t a = nm::is_finite(v) ? nm::trunc_scaled(v, s) : 0;

@@ -1,4 +1,5 @@
-// tests/gpu/gpu_test_util.hpp — what every GPU test shares: the GPU check and the random seed.
+// tests/gpu/gpu_test_util.hpp — what every GPU test shares: the GPU check, the random seed and the
+// bitwise comparison of results.
 //
 // Seeds: one suite seed per test binary, from OZGEMM_TEST_SEED or else random, printed before the
 // first test ("[ seed ] ... OZGEMM_TEST_SEED=<n> reproduces this run"). Each test draws from its
@@ -8,8 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <random>
 #include <string>
@@ -42,6 +45,16 @@ inline std::mt19937_64 test_rng() {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
   return std::mt19937_64(suite_seed() ^ h);
+}
+
+// Bitwise equal, except that any two NaNs match (x86 and the GPU produce NaNs with different
+// sign/payload bits for the same invalid operation).
+inline bool same_bits(double a, double b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  uint64_t x, y;
+  std::memcpy(&x, &a, 8);
+  std::memcpy(&y, &b, 8);
+  return x == y;
 }
 
 }  // namespace oztest

@@ -21,15 +21,7 @@ using ozgemm::Op;
 
 namespace {
 
-// Bitwise equal, except that any two NaNs match (x86 and the GPU produce NaNs with
-// different sign/payload bits for the same invalid operation).
-bool same(double a, double b) {
-  if (std::isnan(a) && std::isnan(b)) return true;
-  uint64_t x, y;
-  std::memcpy(&x, &a, 8);
-  std::memcpy(&y, &b, 8);
-  return x == y;
-}
+using oztest::same_bits;
 
 struct Case {
   Op ta = Op::N, tb = Op::N;
@@ -89,7 +81,7 @@ int64_t compare_with_host(ozgemm::Handle& hd, const Case& c, const Operands& o, 
                              gpu.data(), o.ldc);
   int64_t bad = 0;
   for (size_t i = 0; i < host.size(); ++i)
-    if (!same(host[i], gpu[i])) {
+    if (!same_bits(host[i], gpu[i])) {
       if (bad < 5)
         ADD_FAILURE() << c.describe() << ": entry " << i << " (row " << (i % o.ldc) << ", col " << (i / o.ldc)
                       << ") host " << host[i] << " gpu " << gpu[i];
@@ -230,7 +222,7 @@ TEST_P(GpuEmulated, ResultNearDblMaxDoesNotOverflow) {
     ozgemm::ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, host.data(), m, s);
     hd.set_slices(s);
     ozgemm::dgemm_host_buffers(hd, Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, gpu.data(), m);
-    for (size_t i = 0; i < gpu.size(); ++i) EXPECT_TRUE(same(host[i], gpu[i])) << "s=" << s << " entry " << i;
+    for (size_t i = 0; i < gpu.size(); ++i) EXPECT_TRUE(same_bits(host[i], gpu[i])) << "s=" << s << " entry " << i;
     EXPECT_TRUE(std::isfinite(gpu[0])) << "s=" << s;
     if (s >= 7) {
       EXPECT_EQ(gpu[0], 1.7976931348623157e308);

@@ -23,13 +23,7 @@ namespace ref = ozgemm::ref;
 
 namespace {
 
-bool same(double a, double b) {
-  if (std::isnan(a) && std::isnan(b)) return true;
-  uint64_t x, y;
-  std::memcpy(&x, &a, 8);
-  std::memcpy(&y, &b, 8);
-  return x == y;
-}
+using oztest::same_bits;
 
 struct Dev {
   double* p = nullptr;
@@ -130,14 +124,14 @@ TEST_P(GpuFp64, DecisionAndResultEqualTheHostReference) {
         want = native(m, n, k, in.A, in.B);
       } else {
         ASSERT_EQ(info.slices, d.slices) << what << ": " << info.reason;
-        EXPECT_TRUE(same(info.bound, d.bound)) << what << ": GPU bound " << info.bound << " host " << d.bound;
+        EXPECT_TRUE(same_bits(info.bound, d.bound)) << what << ": GPU bound " << info.bound << " host " << d.bound;
         EXPECT_LE(info.bound, info.target) << what;
         want.assign(size_t(m) * n, std::nan(""));
         ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, in.A.data(), m, in.B.data(), k, 0.0, want.data(), m, d.slices);
       }
       int64_t bad = 0;
       for (size_t i = 0; i < C.size(); ++i)
-        if (!same(C[i], want[i]) && bad++ < 3)
+        if (!same_bits(C[i], want[i]) && bad++ < 3)
           ADD_FAILURE() << what << " entry " << i << ": " << C[i] << " vs " << want[i] << " (" << info.reason << ")";
       EXPECT_EQ(bad, 0) << what;
       std::cout << "[ fp64     ] " << ozgemmGetVariantString(GetParam()) << " " << what << ": " << info.reason << std::endl;
@@ -154,7 +148,7 @@ TEST_P(GpuFp64, PlanCallTellsWhatTheCallRuns) {
   run(h_, m, n, k, A, B, &ran);
   EXPECT_EQ(planned.variant, ran.variant);
   EXPECT_EQ(planned.slices, ran.slices);
-  EXPECT_TRUE(same(planned.bound, ran.bound));
+  EXPECT_TRUE(same_bits(planned.bound, ran.bound));
   EXPECT_STREQ(planned.reason, ran.reason);
 }
 
@@ -212,7 +206,7 @@ TEST(GpuFp64Capture, GraphCaptureRunsNativeDgemm) {
   ASSERT_EQ(cudaGraphLaunch(exec, st), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
   const auto C = dC.get(size_t(m) * n), want = native(m, n, k, A, B);
-  for (size_t i = 0; i < C.size(); ++i) ASSERT_TRUE(same(C[i], want[i])) << i;
+  for (size_t i = 0; i < C.size(); ++i) ASSERT_TRUE(same_bits(C[i], want[i])) << i;
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   ozgemmDestroy(h);

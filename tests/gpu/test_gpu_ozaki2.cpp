@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,13 +24,7 @@ namespace ref = ozgemm::ref;
 
 namespace {
 
-bool same(double a, double b) {
-  if (std::isnan(a) && std::isnan(b)) return true;
-  uint64_t x, y;
-  std::memcpy(&x, &a, 8);
-  std::memcpy(&y, &b, 8);
-  return x == y;
-}
+using oztest::same_bits;
 
 struct Case {
   Op ta = Op::N, tb = Op::N;
@@ -46,8 +41,10 @@ class GpuOzaki2 : public ::testing::Test {
  protected:
   void SetUp() override {
     OZTEST_REQUIRE_GPU();
-    ASSERT_EQ(ozgemmSetScheme(h_.get(), OZGEMM_SCHEME_OZAKI2), OZGEMM_STATUS_SUCCESS);
+    h_.emplace();  // after the GPU check: creating a handle without a GPU throws
+    ASSERT_EQ(ozgemmSetScheme(h(), OZGEMM_SCHEME_OZAKI2), OZGEMM_STATUS_SUCCESS);
   }
+  ozgemmHandle_t h() { return h_->get(); }
   // Runs the case on the GPU and through the host reference; the number of differing entries.
   int64_t check(const Case& c, std::vector<double>* A_in = nullptr, std::vector<double>* B_in = nullptr) {
     const int a_rows = c.ta == Op::N ? c.m : c.k, a_cols = c.ta == Op::N ? c.k : c.m;
@@ -63,19 +60,19 @@ class GpuOzaki2 : public ::testing::Test {
     if (c.beta != 0.0) ref::fill_phi(C0.data(), c.m, c.n, ldc, 0.5, rng_);
     std::vector<double> host = C0, gpu = C0;
     ref::ozaki2_dgemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, A.data(), lda, B.data(), ldb, c.beta, host.data(), ldc, c.moduli);
-    EXPECT_EQ(ozgemmSetModuli(h_.get(), c.moduli), OZGEMM_STATUS_SUCCESS);
-    ozgemm::dgemm_host_buffers(h_, c.ta, c.tb, c.m, c.n, c.k, c.alpha, A.data(), lda, B.data(), ldb, c.beta, gpu.data(), ldc);
+    EXPECT_EQ(ozgemmSetModuli(h(), c.moduli), OZGEMM_STATUS_SUCCESS);
+    ozgemm::dgemm_host_buffers(*h_, c.ta, c.tb, c.m, c.n, c.k, c.alpha, A.data(), lda, B.data(), ldb, c.beta, gpu.data(), ldc);
     ozgemmCallInfo_t info{};
-    EXPECT_EQ(ozgemmGetLastCallInfo(h_.get(), &info), OZGEMM_STATUS_SUCCESS);
+    EXPECT_EQ(ozgemmGetLastCallInfo(h(), &info), OZGEMM_STATUS_SUCCESS);
     EXPECT_EQ(info.scheme, OZGEMM_SCHEME_OZAKI2) << c.describe();
     EXPECT_EQ(info.moduli, c.moduli) << c.describe();
     int64_t bad = 0;
     for (size_t i = 0; i < host.size(); ++i)
-      if (!same(host[i], gpu[i]) && bad++ < 3)
+      if (!same_bits(host[i], gpu[i]) && bad++ < 3)
         ADD_FAILURE() << c.describe() << ": entry " << i << " host " << host[i] << " gpu " << gpu[i];
     return bad;
   }
-  ozgemm::Handle h_;
+  std::optional<ozgemm::Handle> h_;
   std::mt19937_64 rng_ = oztest::test_rng();
 };
 
@@ -124,8 +121,8 @@ TEST_F(GpuOzaki2, IntegerInputsExactAndSpecialValues) {
   ref::fill_integers(A.data(), m, k, m, 1000, rng_);
   ref::fill_integers(B.data(), k, n, k, 1000, rng_);
   std::vector<double> C(size_t(m) * n, std::nan(""));
-  ASSERT_EQ(ozgemmSetModuli(h_.get(), 8), OZGEMM_STATUS_SUCCESS);
-  ozgemm::dgemm_host_buffers(h_, Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m);
+  ASSERT_EQ(ozgemmSetModuli(h(), 8), OZGEMM_STATUS_SUCCESS);
+  ozgemm::dgemm_host_buffers(*h_, Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m);
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) {
       int64_t exact = 0;
@@ -145,11 +142,11 @@ TEST_F(GpuOzaki2, IntegerInputsExactAndSpecialValues) {
 }
 
 TEST_F(GpuOzaki2, FusedVariantsAreRefused) {
-  if (ozgemmSetVariant(h_.get(), OZGEMM_VARIANT_PARTIALLY_FUSED) != OZGEMM_STATUS_SUCCESS)
+  if (ozgemmSetVariant(h(), OZGEMM_VARIANT_PARTIALLY_FUSED) != OZGEMM_STATUS_SUCCESS)
     GTEST_SKIP() << "no fused kernels here";
   size_t bytes = 0;
-  EXPECT_EQ(ozgemmGetWorkspaceSize(h_.get(), CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &bytes), OZGEMM_STATUS_NOT_SUPPORTED);
-  ASSERT_EQ(ozgemmSetVariant(h_.get(), OZGEMM_VARIANT_AUTO), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(ozgemmGetWorkspaceSize(h(), CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &bytes), OZGEMM_STATUS_NOT_SUPPORTED);
+  ASSERT_EQ(ozgemmSetVariant(h(), OZGEMM_VARIANT_AUTO), OZGEMM_STATUS_SUCCESS);
 }
 
 }  // namespace
