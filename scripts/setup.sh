@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/setup.sh — installs what a fresh Debian 12 machine lacks to build and test ozgemm.
 #
-#   1. apt packages: cmake (>= 3.25), g++, make, GoogleTest, python3 + pip, unzip
+#   1. apt packages: cmake (>= 3.25), g++, make, GoogleTest, python3 + pip, unzip; for the packaging
+#      tests gcc, pkg-config, python3-venv, python3-dev
 #      (apt-get runs only when something is missing, so a prepared machine needs no network);
 #   2. checks the CUDA toolkit (nvcc, cuBLAS, cuBLASLt) at $CUDA_HOME (default /usr/local/cuda);
 #   3. fetches the CUTLASS/CuTe headers (PyPI wheel nvidia-cutlass, pinned version and hash)
@@ -48,6 +49,23 @@ if ! have python3 || ! python3 -m pip --version >/dev/null 2>&1; then missing+=(
 have unzip || missing+=(unzip)
 have sha256sum || missing+=(coreutils)
 [ -f /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
+# Packaging tests (scripts/test_package.sh): the C example (gcc), pkg-config, a venv with pip
+# (Debian's python3-venv), the Python headers for the extension (python3-dev).
+have gcc || missing+=(gcc)
+have pkg-config || missing+=(pkg-config)
+if have python3; then
+  python3 -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv)
+  python3 -c "import os, sysconfig; exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
+    >/dev/null 2>&1 || missing+=(python3-dev)
+else
+  missing+=(python3-venv python3-dev)
+fi
+# Drop-in tests (ctest -L dropin, docs/dropin.md): the system BLAS to link and forward to, Debian's
+# netlib BLAS testers (xblat3d, xdcblat3), numpy linked to the system BLAS, nm/readelf.
+compgen -G "/usr/lib/*/libblas.so" >/dev/null || missing+=(libblas-dev)
+compgen -G "/usr/lib/*/blas/xblat3d" >/dev/null || missing+=(libblas-test)
+{ [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import numpy" 2>/dev/null; } || missing+=(python3-numpy)
+have nm && have readelf || missing+=(binutils)
 
 if [ "${#missing[@]}" -gt 0 ]; then
   log "missing: ${missing[*]}"
@@ -68,7 +86,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
   cmake_ok || die "cmake >= 3.25 is needed (found: $(cmake --version 2>/dev/null | head -n1))"
 else
-  log "system packages: all present (cmake, g++, make, GoogleTest, python3 + pip, unzip)"
+  log "system packages: all present (cmake, g++, make, GoogleTest, python3 + pip + venv + headers, unzip, pkg-config)"
 fi
 
 # --- 2. CUDA toolkit ----------------------------------------------------------------------------

@@ -1,0 +1,195 @@
+# cmake/dropin.cmake — the drop-in libraries (docs/dropin.md) and their CPU tests (ctest -L dropin).
+# Included from the top-level CMakeLists.txt inside if(OZGEMM_HAVE_CUDA), after ozgemm_shared.
+#
+#   ozgemm_hook   libozgemm_hook.so  LD_PRELOAD interposer of cuBLAS's FP64 GEMM entry points
+#   ozgemm_blas   libozgemm_blas.so  host BLAS dgemm_ / cblas_dgemm with GPU offload
+#   dropin_dist   (not in ALL) build/dropin-dist/: libozgemm.so.0 + both libraries + the netlib
+#                 BLAS testers and their libraries, everything tests/dropin/run_device.sh needs on a
+#                 GPU machine
+#
+# Neither library links CUDA: they include the CUDA headers for types only and dlopen libozgemm.so.0
+# (next to themselves, or $OZGEMM_LIBRARY) at the first call they want to run on the GPU, so they
+# build without nvcc and load on machines without a GPU (where they only forward).
+
+set(OZGEMM_DROPIN_DIR ${PROJECT_SOURCE_DIR}/src/dropin)
+
+function(ozgemm_dropin_flags target)
+  # Default visibility: the version script decides what is exported (the cuBLAS prototypes in
+  # cublas_api.h carry no visibility attribute, so -fvisibility=hidden would hide the hooks).
+  set_target_properties(${target} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
+                                             POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(${target} PRIVATE ${OZGEMM_HOST_FLAGS})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src
+                                               ${CUDAToolkit_INCLUDE_DIRS})
+endfunction()
+
+add_library(ozgemm_dropin_common OBJECT ${OZGEMM_DROPIN_DIR}/common.cpp)
+ozgemm_dropin_flags(ozgemm_dropin_common)
+
+foreach(lib hook blas)
+  if(lib STREQUAL "hook")
+    set(sources ${OZGEMM_DROPIN_DIR}/hook.cpp ${OZGEMM_DROPIN_DIR}/hook_legacy.cpp)
+  else()
+    set(sources ${OZGEMM_DROPIN_DIR}/blas.cpp)
+  endif()
+  add_library(ozgemm_${lib} SHARED ${sources} $<TARGET_OBJECTS:ozgemm_dropin_common>)
+  ozgemm_dropin_flags(ozgemm_${lib})
+  # Preloaded by path: no SONAME version; next to libozgemm.so.0 in the build tree.
+  set_target_properties(ozgemm_${lib} PROPERTIES OUTPUT_NAME ozgemm_${lib} LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}
+                                                 LINK_DEPENDS ${OZGEMM_DROPIN_DIR}/${lib}.map)
+  target_link_libraries(ozgemm_${lib} PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+  target_link_options(ozgemm_${lib} PRIVATE "LINKER:--version-script=${OZGEMM_DROPIN_DIR}/${lib}.map"
+                                            "LINKER:--no-undefined")
+endforeach()
+
+# --- dropin_dist: what the device script needs, in one folder ---------------------------------------
+add_custom_target(dropin_dist
+  COMMAND ${CMAKE_COMMAND} -E env bash ${PROJECT_SOURCE_DIR}/tests/dropin/make_dist.sh
+          ${PROJECT_BINARY_DIR}/dropin-dist $<TARGET_FILE:ozgemm_shared> $<TARGET_FILE:ozgemm_hook>
+          $<TARGET_FILE:ozgemm_blas>
+  DEPENDS ozgemm_shared ozgemm_hook ozgemm_blas
+  COMMENT "Assembling ${PROJECT_BINARY_DIR}/dropin-dist for tests/dropin/run_device.sh"
+  VERBATIM)
+
+# --- CPU tests (label dropin) ----------------------------------------------------------------------
+if(OZGEMM_BUILD_TESTS)
+  enable_testing()
+  set(dropin_tests ${PROJECT_SOURCE_DIR}/tests/dropin)
+  set(hook_lib $<TARGET_FILE:ozgemm_hook>)
+  set(all_dropin_tests "")
+  set(blas_lib $<TARGET_FILE:ozgemm_blas>)
+
+  # Exported symbols and dependencies of both libraries.
+  add_test(NAME dropin_exports COMMAND bash ${dropin_tests}/check_exports.sh ${hook_lib} ${blas_lib})
+
+  # cuBLAS forwarding without a GPU: every hooked entry point called with a null handle must give the
+  # real cuBLAS's status, through a program linked to cuBLAS and through an RTLD_LOCAL dlopen (as
+  # Python extensions load it, where RTLD_NEXT finds nothing).
+  add_library(dropin_cublas_calls SHARED ${dropin_tests}/cublas_calls.cpp)
+  set_target_properties(dropin_cublas_calls PROPERTIES CXX_STANDARD 17 LIBRARY_OUTPUT_DIRECTORY
+                                                       ${PROJECT_BINARY_DIR}/tests/dropin)
+  target_link_libraries(dropin_cublas_calls PRIVATE CUDA::cublas)
+  add_executable(dropin_cublas_linked ${dropin_tests}/cublas_client.cpp)
+  target_compile_definitions(dropin_cublas_linked PRIVATE OZ_LINKED=1)
+  target_link_libraries(dropin_cublas_linked PRIVATE dropin_cublas_calls ${CMAKE_DL_LIBS})
+  add_executable(dropin_cublas_dlopen ${dropin_tests}/cublas_client.cpp)
+  target_compile_definitions(dropin_cublas_dlopen PRIVATE
+                             OZ_CALLS_LIB="$<TARGET_FILE:dropin_cublas_calls>")
+  target_link_libraries(dropin_cublas_dlopen PRIVATE ${CMAKE_DL_LIBS})
+  add_dependencies(dropin_cublas_dlopen dropin_cublas_calls)
+  foreach(t dropin_cublas_linked dropin_cublas_dlopen)
+    set_target_properties(${t} PROPERTIES CXX_STANDARD 17 RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
+    foreach(variant default min0 off)
+      add_test(NAME ${t}_${variant}
+               COMMAND bash ${dropin_tests}/run_client.sh ${variant} hook ${hook_lib} $<TARGET_FILE:${t}>)
+    endforeach()
+  endforeach()
+
+  # Host BLAS forwarding: dgemm_ and cblas_dgemm under the preload give the system BLAS's bits and
+  # its xerbla numbering.
+  find_library(OZGEMM_SYSTEM_BLAS_LIBRARY NAMES blas PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE})
+  if(OZGEMM_SYSTEM_BLAS_LIBRARY)
+    add_executable(dropin_blas_client ${dropin_tests}/blas_client.cpp)
+    set_target_properties(dropin_blas_client PROPERTIES CXX_STANDARD 17 ENABLE_EXPORTS ON
+                                                        RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
+    target_link_libraries(dropin_blas_client PRIVATE ${OZGEMM_SYSTEM_BLAS_LIBRARY} ${CMAKE_DL_LIBS})
+    foreach(variant default min0 off)
+      add_test(NAME dropin_blas_client_${variant}
+               COMMAND bash ${dropin_tests}/run_client.sh ${variant} blas ${blas_lib}
+                       $<TARGET_FILE:dropin_blas_client>)
+    endforeach()
+  else()
+    message(STATUS "ozgemm: no system libblas.so (Debian: libblas-dev); the dropin_blas_client tests are not built")
+  endif()
+
+  # The netlib testers (Debian libblas-test) through the preloaded library: default threshold, and
+  # threshold 0 with the GPU hidden (every DGEMM takes the offload path, finds no GPU, forwards).
+  add_test(NAME dropin_xblat3d COMMAND bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xblat3d)
+  add_test(NAME dropin_xblat3d_min0
+           COMMAND ${CMAKE_COMMAND} -E env OZGEMM_BLAS_MIN_SIZE=0 CUDA_VISIBLE_DEVICES=
+                   bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xblat3d)
+  add_test(NAME dropin_xdcblat3 COMMAND bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xdcblat3)
+  add_test(NAME dropin_xdcblat3_min0
+           COMMAND ${CMAKE_COMMAND} -E env OZGEMM_BLAS_MIN_SIZE=0 CUDA_VISIBLE_DEVICES=
+                   bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xdcblat3)
+
+  # The GPU paths on this CPU: a mock libozgemm (host GEMM, memcpy "transfers", fault injection) and,
+  # for the hook, a mock libcublas.so.13 with real handles (stream, pointer mode, math mode). The
+  # mock's file name lacks "ozgemm" on purpose: its own cublasDgemm_v2 calls must then pass through
+  # the hook by the thread-local depth guard alone (the name rule is the second line of defence).
+  set(mock ${dropin_tests}/mock)
+  add_library(dropin_mock_cublas SHARED ${mock}/mock_cublas.cpp)
+  set_target_properties(dropin_mock_cublas PROPERTIES OUTPUT_NAME cublas VERSION 13 SOVERSION 13 CXX_STANDARD 17
+                                                      LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin/mock)
+  target_include_directories(dropin_mock_cublas PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  add_library(dropin_mock_ozgemm SHARED ${mock}/mock_ozgemm.cpp)
+  set_target_properties(dropin_mock_ozgemm PROPERTIES OUTPUT_NAME mockoz CXX_STANDARD 17
+                                                      LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin/mock)
+  target_include_directories(dropin_mock_ozgemm PRIVATE ${PROJECT_SOURCE_DIR}/include ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(dropin_mock_ozgemm PRIVATE dropin_mock_cublas)
+  target_compile_options(dropin_mock_cublas PRIVATE -ffp-contract=off)
+  target_compile_options(dropin_mock_ozgemm PRIVATE -ffp-contract=off)
+  add_executable(dropin_hook_mock_client ${mock}/hook_mock_client.cpp)
+  set_target_properties(dropin_hook_mock_client PROPERTIES CXX_STANDARD 17
+                                                           RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
+  target_include_directories(dropin_hook_mock_client PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_options(dropin_hook_mock_client PRIVATE -ffp-contract=off)
+  target_link_libraries(dropin_hook_mock_client PRIVATE dropin_mock_cublas ${CMAKE_DL_LIBS} Threads::Threads)
+  add_dependencies(dropin_hook_mock_client dropin_mock_ozgemm)
+  set(mock_lib $<TARGET_FILE:dropin_mock_ozgemm>)
+  foreach(acc fp64 7)
+    add_test(NAME dropin_hook_mock_${acc}
+             COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=${mock_lib} OZGEMM_HOOK_MIN_SIZE=0
+                     OZGEMM_HOOK_MAX_BATCH=8 OZGEMM_HOOK_ACCURACY=${acc} OZGEMM_HOOK_LOG=summary
+                     $<TARGET_FILE:dropin_hook_mock_client>)
+  endforeach()
+  # libozgemm missing, or no GPU: every call forwarded, said once.
+  add_test(NAME dropin_hook_mock_nolib
+           COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=/nonexistent/libozgemm.so.0
+                   OZGEMM_HOOK_MIN_SIZE=0 HOOK_MOCK_EXPECT=unavailable $<TARGET_FILE:dropin_hook_mock_client>)
+  add_test(NAME dropin_hook_mock_nogpu
+           COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=${mock_lib} MOCK_NO_GPU=1
+                   OZGEMM_HOOK_MIN_SIZE=0 HOOK_MOCK_EXPECT=unavailable $<TARGET_FILE:dropin_hook_mock_client>)
+  # The real libozgemm.so.0 (next to the hook) loaded by the hook, GPU hidden: it loads and resolves
+  # every symbol the hook needs, then the runtime finds no device and cuBLAS (here the mock) runs.
+  add_test(NAME dropin_hook_real_libozgemm_nogpu
+           COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} CUDA_VISIBLE_DEVICES= OZGEMM_HOOK_MIN_SIZE=0
+                   HOOK_MOCK_EXPECT=unavailable $<TARGET_FILE:dropin_hook_mock_client>)
+  # The BLAS offload path (pinned staging in 64-byte chunks, the partial-download fallback) through
+  # the netlib testers and the client; the mock computes with reference BLAS's loops, so the client's
+  # output must still equal the system BLAS's bit for bit.
+  foreach(tester xblat3d xdcblat3)
+    add_test(NAME dropin_blas_mock_${tester}
+             COMMAND ${CMAKE_COMMAND} -E env OZGEMM_LIBRARY=${mock_lib} OZGEMM_BLAS_MIN_SIZE=0
+                     OZGEMM_BLAS_STAGE_BYTES=64 OZGEMM_BLAS_ACCURACY=7 OZGEMM_EXPECT_OFFLOAD=1
+                     bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
+  endforeach()
+  if(OZGEMM_SYSTEM_BLAS_LIBRARY)
+    foreach(variant mock mock-partial)
+      add_test(NAME dropin_blas_client_${variant}
+               COMMAND ${CMAKE_COMMAND} -E env OZGEMM_MOCK_LIBRARY=${mock_lib}
+                       bash ${dropin_tests}/run_client.sh ${variant} blas ${blas_lib} $<TARGET_FILE:dropin_blas_client>)
+      list(APPEND all_dropin_tests dropin_blas_client_${variant})
+    endforeach()
+  endif()
+  list(APPEND all_dropin_tests dropin_hook_mock_fp64 dropin_hook_mock_7 dropin_hook_mock_nolib dropin_hook_mock_nogpu
+                               dropin_hook_real_libozgemm_nogpu
+                               dropin_blas_mock_xblat3d
+                               dropin_blas_mock_xdcblat3)
+
+  # numpy from Debian (/usr/bin/python3 + python3-numpy) through the preloaded library.
+  add_test(NAME dropin_numpy COMMAND bash ${dropin_tests}/run_numpy.sh ${blas_lib})
+
+  list(APPEND all_dropin_tests dropin_exports dropin_xblat3d dropin_xblat3d_min0 dropin_xdcblat3
+                               dropin_xdcblat3_min0 dropin_numpy)
+  foreach(t dropin_cublas_linked dropin_cublas_dlopen)
+    foreach(variant default min0 off)
+      list(APPEND all_dropin_tests ${t}_${variant})
+    endforeach()
+  endforeach()
+  if(OZGEMM_SYSTEM_BLAS_LIBRARY)
+    list(APPEND all_dropin_tests dropin_blas_client_default dropin_blas_client_min0 dropin_blas_client_off)
+  endif()
+  # 77: a prerequisite (a tester, numpy) is missing on this machine.
+  set_tests_properties(${all_dropin_tests} PROPERTIES LABELS dropin SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()

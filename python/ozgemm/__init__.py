@@ -1,0 +1,442 @@
+"""ozgemm: FP64 matrix multiplication emulated on INT8 tensor cores (the Ozaki schemes I and II).
+
+>>> import cupy, ozgemm
+>>> a = cupy.random.standard_normal((4096, 4096)); b = cupy.random.standard_normal((4096, 4096))
+>>> c = ozgemm.matmul(a, b)            # a cupy.ndarray; the same call takes torch tensors, JAX arrays
+>>> ozgemm.last_call_info()            # what ran: variant, slice count, why
+
+* :func:`matmul` computes ``alpha * a @ b + beta * out`` for CUDA float64 matrices of any
+  framework that speaks DLPack or ``__cuda_array_interface__`` (CuPy, PyTorch, JAX, Numba, ...),
+  with any strides the BLAS-style C API can express (transposed views cost no copy), on the
+  caller's current stream, and returns the caller's array type.
+* :func:`plan` says what a call would run, :func:`info` what this build and machine offer,
+  :func:`last_call_info` what the last call ran.
+* Errors of the library raise :class:`OzgemmError` (``.status``, ``.status_name`` and the
+  library's status string); bad arguments raise TypeError/ValueError before anything runs.
+* :mod:`ozgemm.reference` runs the same Ozaki-I algorithm on the CPU (numpy arrays): the bits
+  every emulated GPU variant gives in FIXED mode, and the error measures of docs/guide.md.
+
+Accuracy modes (docs/guide.md): ``accuracy="fp64"`` (default) chooses the slice count per call
+from the data, the smallest whose proven bound meets ``|C - AB| <= min(4, k) u |A||B|``
+entrywise, or runs native DGEMM where none does; ``accuracy="fixed"`` (or ``slices=s``) uses a
+fixed slice count, no guarantee beyond the measured tables. ``scheme="ozaki2", moduli=n`` runs the
+Ozaki scheme II (FIXED mode only).
+"""
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import threading
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import _arrays
+
+try:
+    from . import _ozgemm  # the C extension (links libozgemm statically)
+
+    _IMPORT_ERROR: Optional[BaseException] = None
+except ImportError as e:  # e.g. libcublas.so not found by the loader
+    _ozgemm = None  # type: ignore[assignment]
+    _IMPORT_ERROR = e
+
+__all__ = [
+    "matmul", "plan", "info", "last_call_info", "OzgemmError", "Plan", "CallInfo",
+    "VARIANTS", "ACCURACY_MODES", "SCHEMES", "STATUS_NAMES", "DEFAULT_SLICES", "MAX_SLICES", "DEFAULT_MODULI",
+    "MIN_MODULI", "MAX_MODULI", "__version__",
+]
+
+__version__: str = getattr(_ozgemm, "__version__", "unknown")
+
+#: Variant names accepted by ``variant=`` (the C API's ozgemmVariant_t values).
+VARIANTS: Dict[str, int] = {"auto": 0, "unfused": 1, "partially_fused": 2, "fully_fused": 3, "native": 4}
+_VARIANT_NAMES = {v: k for k, v in VARIANTS.items()}
+#: Accuracy modes accepted by ``accuracy=`` (ozgemmAccuracy_t values).
+ACCURACY_MODES: Dict[str, int] = {"fp64": 0, "fixed": 1}
+#: Emulation schemes accepted by ``scheme=`` (ozgemmScheme_t values).
+SCHEMES: Dict[str, int] = {"ozaki1": 0, "ozaki2": 1}
+_SCHEME_NAMES = {v: k for k, v in SCHEMES.items()}
+#: Status names by ozgemmStatus_t value.
+STATUS_NAMES: Dict[int, str] = {
+    0: "OZGEMM_STATUS_SUCCESS", 1: "OZGEMM_STATUS_NOT_INITIALIZED", 2: "OZGEMM_STATUS_INVALID_VALUE",
+    3: "OZGEMM_STATUS_ARCH_MISMATCH", 4: "OZGEMM_STATUS_ALLOC_FAILED", 5: "OZGEMM_STATUS_INSUFFICIENT_WORKSPACE",
+    6: "OZGEMM_STATUS_EXECUTION_FAILED", 7: "OZGEMM_STATUS_NOT_SUPPORTED", 8: "OZGEMM_STATUS_INTERNAL_ERROR",
+}
+DEFAULT_SLICES: int = getattr(_ozgemm, "DEFAULT_SLICES", 8)
+MAX_SLICES: int = getattr(_ozgemm, "MAX_SLICES", 20)
+DEFAULT_MODULI: int = getattr(_ozgemm, "DEFAULT_MODULI", 14)
+MIN_MODULI: int = getattr(_ozgemm, "MIN_MODULI", 2)
+MAX_MODULI: int = getattr(_ozgemm, "MAX_MODULI", 16)
+
+
+_last_device = threading.local()  # the device of this thread's last matmul (last_call_info)
+
+
+class OzgemmError(RuntimeError):
+    """A status other than OZGEMM_STATUS_SUCCESS from the library.
+
+    Attributes: ``status`` (the ozgemmStatus_t value), ``status_name`` (e.g.
+    ``"OZGEMM_STATUS_ARCH_MISMATCH"``), ``status_string`` (the library's ozgemmGetStatusString),
+    ``function`` (the C function that returned it).
+    """
+
+    def __init__(self, status: int, function: str = "ozgemmDgemm", detail: str = ""):
+        self.status = int(status)
+        self.status_name = STATUS_NAMES.get(self.status, f"status {self.status}")
+        if _ozgemm is not None:
+            self.status_string = _ozgemm.status_string(self.status)
+        else:
+            self.status_string = self.status_name
+        self.function = function
+        super().__init__(f"{function}: {self.status_string}" + (f" [{detail}]" if detail else ""))
+
+
+@dataclasses.dataclass(frozen=True)
+class CallInfo:
+    """What a call ran (:func:`last_call_info`) or would run (:func:`plan`): ozgemmCallInfo_t."""
+
+    variant: str        #: "native" or the emulated variant
+    slices: int         #: slice count of the emulation; 0 when native DGEMM ran
+    bound: float        #: FP64 mode: the constant c the data achieved (|C - AB| <= c u |A||B|); 0: not computed
+    target: float       #: FP64 mode: the contract's constant min(4, k)
+    fell_back: bool     #: FP64 mode ran native DGEMM instead of an emulation
+    reason: str         #: how the slice count was chosen, or why native ran
+    scheme: str = "ozaki1"  #: "ozaki1" (slices) or "ozaki2" (moduli)
+    moduli: int = 0     #: Ozaki-II: the moduli count; 0 otherwise
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What :func:`matmul` would run for these arrays and options (:func:`plan`)."""
+
+    call: str                   #: the C API call the arrays map to (transposes, sizes, leading dimensions)
+    accuracy: str               #: "fp64" or "fixed"
+    variant: Optional[str]      #: the variant that would run; None: decided from the data at call time
+    slices: Optional[int]       #: the slice count (0: native DGEMM); None: decided at call time
+    bound: float
+    target: float
+    fell_back: bool
+    reason: str
+    workspace_bytes: Optional[int]  #: device workspace the call needs (FIXED mode); None: unknown
+    source: str                 #: "ozgemmPlanCall" (reads the data) or "ozgemmGetPlannedVariant" (shape only)
+    scheme: str = "ozaki1"
+    moduli: int = 0
+
+
+def _lib() -> Any:
+    if _ozgemm is None:
+        raise RuntimeError(f"the ozgemm extension module could not be loaded: {_IMPORT_ERROR}")
+    return _ozgemm
+
+
+class _Options:
+    """The C API options of one call: ozgemmAccuracy_t, slices (0: default/none), ozgemmScheme_t,
+    moduli (0: default), ozgemmVariant_t."""
+
+    def __init__(self, accuracy: str, slices: Optional[int], variant: str, scheme: str, moduli: Optional[int]):
+        if not isinstance(accuracy, str) or accuracy.lower() not in ACCURACY_MODES:
+            raise ValueError(f"accuracy must be one of {sorted(ACCURACY_MODES)}, got {accuracy!r}")
+        self.accuracy = ACCURACY_MODES[accuracy.lower()]
+        if not isinstance(scheme, str) or scheme.lower().replace("-", "") not in SCHEMES:
+            raise ValueError(f"scheme must be one of {sorted(SCHEMES)}, got {scheme!r}")
+        self.scheme = SCHEMES[scheme.lower().replace("-", "")]
+        self.slices = _count("slices", slices, 1, MAX_SLICES)
+        self.moduli = _count("moduli", moduli, MIN_MODULI, MAX_MODULI)
+        if self.scheme == SCHEMES["ozaki2"]:
+            if slices is not None:
+                raise ValueError("slices= is the Ozaki-I count; scheme='ozaki2' takes moduli=")
+            self.accuracy = ACCURACY_MODES["fixed"]  # Ozaki-II has no bound yet: fixed moduli count
+        elif moduli is not None:
+            raise ValueError("moduli= applies to scheme='ozaki2'")
+        if slices is not None:
+            self.accuracy = ACCURACY_MODES["fixed"]  # as ozgemmSetSlices(h, s > 0): a slice count is FIXED mode
+        if not isinstance(variant, str) or variant.lower().replace("-", "_") not in VARIANTS:
+            raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+        self.variant = VARIANTS[variant.lower().replace("-", "_")]
+
+    def args(self) -> Tuple[int, int, int, int, int]:
+        return self.accuracy, self.slices, self.scheme, self.moduli, self.variant
+
+    @property
+    def accuracy_name(self) -> str:
+        return "fixed" if self.accuracy == ACCURACY_MODES["fixed"] else "fp64"
+
+
+def _count(name: str, v: Optional[int], lo: int, hi: int) -> int:
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{name} must be an int or None, got {type(v).__name__}")
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in {lo}..{hi} (None: the default), got {v}")
+    return v
+
+
+def _scalar(name: str, v: Any) -> float:
+    if isinstance(v, complex):
+        raise TypeError(f"{name} must be a real number, got {v!r}")
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {type(v).__name__}") from None
+
+
+def _resolve_device(lib: Any, d: _arrays.ArrayDesc, fallback: Optional[int]) -> int:
+    """Device of a __cuda_array_interface__ array (which does not say): from its pointer."""
+    if d.device is not None:
+        return d.device
+    err, mem_type, dev = lib.pointer_device(d.ptr)
+    if err == 0 and mem_type in (2, 3):  # cudaMemoryTypeDevice, cudaMemoryTypeManaged
+        return int(dev)
+    if err == 0 and mem_type in (0, 1) and d.ptr != 0:  # unregistered or pinned host memory
+        raise TypeError(f"{d.name}: __cuda_array_interface__ points at host memory; ozgemm needs device memory")
+    # No driver/GPU (the call reports it) or a null pointer of an empty array.
+    return fallback if fallback is not None else 0
+
+
+class _Prepared:
+    """The arrays and options of one matmul/plan call, validated: every argument check runs
+    before the first CUDA call (device lookups, allocation, stream ordering)."""
+
+    def __init__(self, a: Any, b: Any, out: Any, options: _Options, stream: Any, beta: float, allocate: bool):
+        lib = _lib()
+        self.options = options
+        dev = _arrays.peek_device(a)
+        if dev is None:
+            dev = _arrays.peek_device(b)
+        self.stream = _arrays.stream_handle(stream) if stream is not None else _arrays.current_stream(a, dev)
+        A = _arrays.describe(a, "a", stream=self.stream, dlpack_reader=lib.dlpack_info)
+        B = _arrays.describe(b, "b", stream=self.stream, dlpack_reader=lib.dlpack_info)
+        (m, k), (k2, n) = A.shape, B.shape
+        if k != k2:
+            raise ValueError(f"shape mismatch: a is {A.shape}, b is {B.shape} (a's columns must equal b's rows)")
+        if out is None:
+            if beta != 0.0:
+                raise ValueError("beta != 0 needs out= (the matrix that beta scales)")
+            C = _arrays.ArrayDesc("out", "new", 0, (m, n), (n, 1), None)  # the C-order result matmul allocates
+        else:
+            C = _arrays.describe(out, "out", stream=self.stream, dlpack_reader=lib.dlpack_info)
+            if C.readonly:
+                what = "JAX arrays are immutable" if C.framework == "jax" else "the array is read-only"
+                raise ValueError(f"out: cannot write the result into it ({what})")
+            _arrays.check_no_overlap(C, A, B)
+        self.call = _arrays.gemm_call(A, B, C)  # raises for strides the C API cannot express
+        # CUDA from here on: devices, the result array, stream ordering.
+        da = _resolve_device(lib, A, dev)
+        db = _resolve_device(lib, B, da)
+        if da != db:
+            raise ValueError(f"a is on device {da}, b on device {db}; both must be on the same GPU")
+        self.device = da
+        self.result: Any = out
+        if out is None and allocate:
+            self.result = self._new_result(a, (m, n))
+            C = _arrays.describe(self.result, "out", stream=self.stream, dlpack_reader=lib.dlpack_info)
+            self.call = _arrays.gemm_call(A, B, C)
+        elif out is not None and _resolve_device(lib, C, da) != da:
+            raise ValueError(f"out is on another device than a and b (device {da})")
+        # __cuda_array_interface__ v3: order after the producers' streams.
+        for d in (A, B, C):
+            if d.stream is not None and not _same_stream(d.stream, self.stream):
+                err = lib.stream_wait(self.device, d.stream, self.stream)
+                if err:
+                    raise RuntimeError(f"{d.name}: cudaStreamWaitEvent failed: {lib.cuda_error_string(err)}")
+
+    def _new_result(self, a: Any, shape: Tuple[int, int]) -> Any:
+        fw = _arrays.framework_of(a)
+        if fw == "torch":
+            import torch
+
+            return torch.empty(shape, dtype=torch.float64, device=torch.device("cuda", self.device))
+        if fw == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                return cupy.empty(shape, dtype=cupy.float64)
+        # JAX and other producers: a buffer of ours, exported through DLPack (see matmul).
+        ok, why, _ = _lib().gpu_status(self.device)
+        if not ok:
+            raise OzgemmError(3, "ozgemm.matmul", why)  # OZGEMM_STATUS_ARCH_MISMATCH
+        return _lib().device_empty(shape[0], shape[1], self.device)
+
+
+def _same_stream(s1: int, s2: int) -> bool:
+    legacy = (0, 1)  # 0 (the null stream in this runtime) and cudaStreamLegacy are the same stream
+    return s1 == s2 or (s1 in legacy and s2 in legacy)
+
+
+def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float = 0.0, accuracy: str = "fp64",
+           slices: Optional[int] = None, variant: str = "auto", stream: Any = None, scheme: str = "ozaki1",
+           moduli: Optional[int] = None) -> Any:
+    """``alpha * a @ b + beta * out`` in FP64 on the GPU, emulated on INT8 tensor cores.
+
+    Args:
+        a, b: CUDA float64 matrices (m x k and k x n) of CuPy, PyTorch, JAX or any producer of
+            DLPack / ``__cuda_array_interface__``. Any strides with one unit stride work
+            (C- or F-order, transposed views ``a.T``, sub-blocks): no copy is made. Host arrays
+            (numpy, CPU tensors) raise TypeError.
+        out: m x n CUDA float64 matrix to write (one unit stride; must not overlap a or b).
+            None: a new C-contiguous array of a's framework (for JAX and other producers a
+            DLPack-capable ozgemm buffer, handed to JAX with ``jax.dlpack.from_dlpack``).
+        alpha, beta: scalars; ``beta != 0`` needs ``out`` (C is read only when beta != 0).
+        accuracy: ``"fp64"`` (default: the slice count is chosen per call from the data so that
+            ``|C - AB| <= min(4, k) u |A||B|`` entrywise, or native DGEMM runs) or ``"fixed"``.
+        slices: a fixed slice count 1..MAX_SLICES (selects ``"fixed"``, like ozgemmSetSlices);
+            None with ``"fixed"``: DEFAULT_SLICES.
+        variant: ``"auto"`` (the planner's choice), ``"unfused"``, ``"partially_fused"``,
+            ``"fully_fused"`` or ``"native"`` (cuBLAS DGEMM).
+        stream: where the call runs: a cudaStream_t as int, or a CuPy/PyTorch/``__cuda_stream__``
+            stream object. None: the caller's current stream of a's framework (CuPy's or
+            PyTorch's current stream; the legacy default stream for others). The arrays must be
+            ready on that stream, as for any work the framework queues there.
+        scheme: ``"ozaki1"`` (default: slices) or ``"ozaki2"`` (the integer CRT scheme, one INT8
+            product per modulus; FIXED mode only, unfused path; ``moduli`` MIN_MODULI..MAX_MODULI,
+            None: DEFAULT_MODULI).
+
+    Returns:
+        ``out`` if given, else the new result array. The call is asynchronous on the stream, as
+        the framework's own matmul is (FP64 mode reads A and B to decide, which synchronises the
+        stream once). JAX results are made ready before they are returned.
+
+    Raises:
+        TypeError, ValueError: bad arguments (nothing ran).
+        OzgemmError: the library's status, e.g. OZGEMM_STATUS_ARCH_MISMATCH without a usable GPU.
+    """
+    alpha = _scalar("alpha", alpha)
+    beta = _scalar("beta", beta)
+    options = _Options(accuracy, slices, variant, scheme, moduli)
+    p = _Prepared(a, b, out, options, stream, beta, allocate=True)
+    c = p.call
+    st = _lib().dgemm(p.device, p.stream, c.transa, c.transb, c.m, c.n, c.k, alpha, c.A, c.lda, c.B, c.ldb, beta,
+                      c.C, c.ldc, *options.args())
+    if st != 0:
+        raise OzgemmError(st, "ozgemmDgemm", f"{c}, device {p.device}")
+    _last_device.value = p.device
+    if out is None and _arrays.framework_of(a) in ("jax", "jaxlib"):
+        return _to_jax(p.result, p.device, p.stream)
+    return p.result
+
+
+def _to_jax(buf: Any, device: int, stream: int) -> Any:
+    # The buffer is ready once our stream is done; JAX reads it on its own streams.
+    err = _lib().stream_synchronize(device, stream)
+    if err:
+        raise RuntimeError(f"cudaStreamSynchronize failed: {_lib().cuda_error_string(err)}")
+    import jax.dlpack
+
+    return jax.dlpack.from_dlpack(buf)
+
+
+def plan(a: Any, b: Any, *, out: Any = None, accuracy: str = "fp64", slices: Optional[int] = None,
+         variant: str = "auto", stream: Any = None, scheme: str = "ozaki1", moduli: Optional[int] = None) -> Plan:
+    """What ``matmul(a, b, out=out, ...)`` with these options would run (nothing runs).
+
+    With ozgemmPlanCall in the library the answer is exact in both accuracy modes (FP64 mode
+    reads a and b, synchronously, to choose the slice count). Without it, FIXED mode is
+    answered from the shape (ozgemmGetPlannedVariant, ozgemmGetWorkspaceSize) and FP64 mode
+    says that the choice is made at call time (:func:`last_call_info` tells it afterwards).
+    Raises like :func:`matmul`.
+    """
+    options = _Options(accuracy, slices, variant, scheme, moduli)
+    p = _Prepared(a, b, out, options, stream, 0.0, allocate=False)
+    lib = _lib()
+    c = p.call
+    acc = options.accuracy_name
+    ws: Optional[int] = None
+    if acc == "fixed":  # the workspace is known from the shape in FIXED mode
+        st, _, ws = lib.planned_variant(p.device, c.transa, c.transb, c.m, c.n, c.k, *options.args())
+        ws = ws if st == 0 else None
+    st, info_t = lib.plan_call(p.device, p.stream, c.transa, c.transb, c.m, c.n, c.k, c.A, c.lda, c.B, c.ldb,
+                               *options.args())
+    if st != lib.PLAN_CALL_UNAVAILABLE:
+        if st != 0:
+            raise OzgemmError(st, "ozgemmPlanCall", str(c))
+        ci = _call_info(info_t)
+        return Plan(str(c), acc, ci.variant, ci.slices, ci.bound, ci.target, ci.fell_back, ci.reason, ws,
+                    "ozgemmPlanCall", ci.scheme, ci.moduli)
+    st, v, ws = lib.planned_variant(p.device, c.transa, c.transb, c.m, c.n, c.k, *options.args())
+    if st != 0:
+        raise OzgemmError(st, "ozgemmGetPlannedVariant", str(c))
+    name = _VARIANT_NAMES.get(v, str(v))
+    scheme_name = _SCHEME_NAMES[options.scheme]
+    if acc == "fixed":
+        native = name == "native"
+        s = 0 if native or scheme_name == "ozaki2" else (options.slices or DEFAULT_SLICES)
+        mo = 0 if native or scheme_name == "ozaki1" else (options.moduli or DEFAULT_MODULI)
+        why = f"FIXED mode ({scheme_name}, {s or mo} {'slices' if s else 'moduli'}); the planner runs {name}"
+        return Plan(str(c), acc, name, s, 0.0, 0.0, False, why, ws, "ozgemmGetPlannedVariant", scheme_name, mo)
+    return Plan(str(c), acc, None, None, 0.0, float(min(4, c.k)), False,
+                "FP64 mode chooses the slice count from the data at call time (this library has no "
+                "ozgemmPlanCall); ozgemm.last_call_info() tells what ran", None, "ozgemmGetPlannedVariant")
+
+
+def _call_info(t: Tuple[int, int, float, float, int, str, int, int]) -> CallInfo:
+    v, s, bound, target, fell_back, reason, scheme, moduli = t
+    return CallInfo(_VARIANT_NAMES.get(v, str(v)), int(s), float(bound), float(target), bool(fell_back), reason,
+                    _SCHEME_NAMES.get(scheme, str(scheme)), int(moduli))
+
+
+def last_call_info(device: Optional[int] = None) -> CallInfo:
+    """What the last successful :func:`matmul` of this thread on `device` ran (ozgemmGetLastCallInfo).
+
+    device: the CUDA device ordinal; None: the device of this thread's last matmul call.
+    Raises OzgemmError(OZGEMM_STATUS_NOT_INITIALIZED) before the first call.
+    """
+    lib = _lib()
+    if device is None:
+        device = getattr(_last_device, "value", 0)
+    st, t = lib.last_call_info(int(device))
+    if st != 0:
+        raise OzgemmError(st, "ozgemmGetLastCallInfo", f"device {device}: no ozgemm call on this thread yet"
+                          if st == 1 else f"device {device}")
+    return _call_info(t)
+
+
+
+
+def info() -> Dict[str, Any]:
+    """What this build and machine offer; never raises.
+
+    Keys: ``version``; ``extension_loaded`` and ``import_error``; ``build``
+    (``cuda_architectures``, ``cutlass_fused_kernels``, ``hopper_kernels``, ``cuda_runtime``,
+    ``cuda_toolkit``); ``cuda_runtime_version`` and ``cuda_driver_version`` (e.g. 13000; 0: no
+    driver); ``device_count`` and ``device_error`` (why there is none, or None); ``devices``: per
+    GPU ``index``, ``name``, ``usable``, ``reason`` (why ozgemm cannot use it) and ``variants``
+    (variant -> "available" or the status that refuses it); ``usable`` and ``reason`` for the
+    machine as a whole.
+    """
+    d: Dict[str, Any] = {"version": __version__, "extension_loaded": _ozgemm is not None,
+                         "import_error": None if _IMPORT_ERROR is None else str(_IMPORT_ERROR)}
+    if _ozgemm is None:
+        d.update(usable=False, reason=f"extension not loaded: {_IMPORT_ERROR}", device_count=0, devices=[])
+        return d
+    archs, cutlass, sm90, cudart_static, toolkit = _ozgemm.BUILD
+    d["build"] = {"cuda_architectures": [a for a in archs.split(",") if a], "cutlass_fused_kernels": cutlass,
+                  "hopper_kernels": sm90, "cuda_runtime": "static" if cudart_static else "shared",
+                  "cuda_toolkit": toolkit}
+    d["cuda_runtime_version"] = _ozgemm.runtime_version()
+    d["cuda_driver_version"] = _ozgemm.driver_version()
+    n, err, msg = _ozgemm.device_count()
+    d["device_count"] = n
+    d["device_error"] = None if err == 0 else msg
+    devices: List[Dict[str, Any]] = []
+    for i in range(n):
+        ok, why, name = _ozgemm.gpu_status(i)
+        dev: Dict[str, Any] = {"index": i, "name": name, "usable": ok, "reason": None if ok else why}
+        if ok:
+            variants = {}
+            for vname, v in VARIANTS.items():
+                st = _ozgemm.variant_status(i, v)
+                variants[vname] = "available" if st == 0 else STATUS_NAMES.get(st, str(st))
+            dev["variants"] = variants
+        devices.append(dev)
+    d["devices"] = devices
+    d["usable"] = any(x["usable"] for x in devices)
+    if not d["usable"]:
+        d["reason"] = msg if err else ("no GPU" if n == 0 else "; ".join(f"device {x['index']}: {x['reason']}"
+                                                                          for x in devices))
+    else:
+        d["reason"] = None
+    return d
+
+
+if _ozgemm is not None:
+    atexit.register(_ozgemm.release_handles)  # before the CUDA runtime unloads

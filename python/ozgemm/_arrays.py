@@ -1,0 +1,322 @@
+"""Array handling for :func:`ozgemm.matmul`, in pure Python.
+
+Nothing here calls CUDA: arrays are described by their metadata (pointer, shape, strides in
+elements, device) and the description is mapped to the arguments of the column-major C API,
+``ozgemmDgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)``. The tests run this
+mapping on the CPU with fake ``__cuda_array_interface__`` objects and with numpy memory through the
+host reference.
+
+Mapping. A column-major matrix with leading dimension ``ld`` has element (i, j) at
+``ptr + i + j * ld``. A 2-D view of shape (r, c) with element strides (s0, s1) is
+
+* column-major (``op = "N"``, ``ld = s1``) when s0 == 1 and s1 >= r: F-order arrays, sub-blocks
+  of them, ``x.T`` of a C-order array;
+* row-major (``op = "T"``: the buffer holds X^T as a c x r column-major matrix, ``ld = s0``)
+  when s1 == 1 and s0 >= c: C-order arrays, their sub-blocks, ``x.T`` of an F-order array.
+
+The stride of a dimension of size 1 is meaningless (PyTorch reports arbitrary values) and is
+ignored, and so are the strides of an empty array. Anything else (no unit stride, zero/broadcast or negative strides, overlapping rows) cannot
+be expressed without a copy and is refused. With C row-major the call computes C^T = B^T A^T.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional, Tuple
+
+INT_MAX = 2**31 - 1
+ITEMSIZE = 8  # float64
+
+# DLPack device types
+KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
+_DLPACK_DEVICE_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDA host (pinned)", 4: "OpenCL", 7: "Vulkan", 8: "Metal",
+                        10: "ROCm", 11: "ROCm host", 13: "CUDA managed", 14: "oneAPI"}
+
+_HOST_HINT = ("copy it to the GPU first: cupy.asarray(x), torch.as_tensor(x, device='cuda'), "
+              "jax.device_put(x, jax.devices('gpu')[0])")
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayDesc:
+    """One 2-D float64 CUDA array as ozgemm sees it."""
+
+    name: str                     # argument name, for messages ("a", "b", "out")
+    framework: str                # "torch", "cupy", "jax", "dlpack" (other producers), "cai"
+    ptr: int                      # address of element (0, 0)
+    shape: Tuple[int, ...]
+    strides: Tuple[int, ...]      # in elements
+    device: Optional[int]         # CUDA device ordinal; None: unknown (CAI), resolved from the pointer
+    readonly: bool = False
+    stream: Optional[int] = None  # CAI v3: the producer's stream to order after (None: none needed)
+
+    def extent(self) -> Tuple[int, int]:
+        """[first, last) byte addresses the array spans (for overlap checks)."""
+        if any(d == 0 for d in self.shape):
+            return self.ptr, self.ptr
+        last = sum((d - 1) * s for d, s in zip(self.shape, self.strides) if d > 1)
+        return self.ptr, self.ptr + (last + 1) * ITEMSIZE
+
+
+def framework_of(x: Any) -> str:
+    """The top-level package of x's type ("numpy", "cupy", "torch", "jax", "jaxlib", ...)."""
+    return type(x).__module__.split(".")[0]
+
+
+def _type_name(x: Any) -> str:
+    return f"{type(x).__module__}.{type(x).__qualname__}"
+
+
+def _host_error(name: str, x: Any, what: str = "") -> TypeError:
+    return TypeError(f"{name}: ozgemm.matmul needs a CUDA device array; got a host array "
+                     f"({what or _type_name(x)}). {_HOST_HINT[0].upper()}{_HOST_HINT[1:]}.")
+
+
+def _check_2d(name: str, shape: Tuple[int, ...]) -> None:
+    if len(shape) != 2:
+        raise ValueError(f"{name}: expected a 2-D array (matrix), got shape {tuple(shape)}")
+
+
+def describe(x: Any, name: str, *, stream: int = 0,
+             dlpack_reader: Optional[Callable[[Any], tuple]] = None) -> ArrayDesc:
+    """Describe `x` (a CUDA float64 matrix) without copying it.
+
+    Fast paths read PyTorch tensors and CuPy arrays directly; other producers go through DLPack
+    (``x.__dlpack__(stream=...)``: the producer makes the data ready on `stream`, the consumer
+    stream; `dlpack_reader` parses the capsule) or ``__cuda_array_interface__``. Host arrays
+    (numpy, CPU tensors, DLPack CPU devices) raise TypeError with what to do instead.
+    """
+    fw = framework_of(x)
+    if fw == "numpy":
+        raise _host_error(name, x)
+    if fw == "torch" and hasattr(x, "data_ptr") and hasattr(x, "is_cuda"):
+        return _describe_torch(x, name)
+    if fw == "cupy" and hasattr(x, "data") and hasattr(getattr(x, "data"), "ptr"):
+        return _describe_cupy(x, name)
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        return _describe_dlpack(x, name, fw, stream, dlpack_reader)
+    if hasattr(x, "__cuda_array_interface__"):
+        return describe_cai(x.__cuda_array_interface__, name)
+    if hasattr(x, "__array_interface__") or hasattr(x, "__array__") or isinstance(x, (list, tuple)):
+        raise _host_error(name, x)
+    raise TypeError(f"{name}: expected a CUDA float64 array (DLPack or __cuda_array_interface__: CuPy, "
+                    f"PyTorch, JAX, Numba, ...), got {_type_name(x)}")
+
+
+def _describe_torch(x: Any, name: str) -> ArrayDesc:
+    import torch
+
+    if not x.is_cuda:
+        raise _host_error(name, x, f"a PyTorch tensor on {x.device}; use x.cuda()")
+    if x.layout != torch.strided:
+        raise TypeError(f"{name}: expected a dense (strided) tensor, got layout {x.layout}")
+    if x.dtype != torch.float64:
+        raise TypeError(f"{name}: expected float64, got {x.dtype} (ozgemm is an FP64 GEMM; "
+                        f"use x.double() to convert explicitly)")
+    if x.requires_grad:
+        raise TypeError(f"{name}: the tensor requires grad; ozgemm.matmul does not support autograd "
+                        "(pass x.detach())")
+    _check_2d(name, tuple(x.shape))
+    device = x.device.index if x.device.index is not None else torch.cuda.current_device()
+    return ArrayDesc(name, "torch", int(x.data_ptr()), tuple(int(d) for d in x.shape),
+                     tuple(int(s) for s in x.stride()), int(device))
+
+
+def _describe_cupy(x: Any, name: str) -> ArrayDesc:
+    if str(x.dtype) != "float64":
+        raise TypeError(f"{name}: expected float64, got {x.dtype} (use x.astype(cupy.float64) to convert explicitly)")
+    _check_2d(name, tuple(x.shape))
+    strides = _byte_strides_to_elements(name, tuple(x.strides))
+    readonly = False
+    flags = getattr(x, "flags", None)
+    if flags is not None and hasattr(flags, "writeable"):
+        readonly = not bool(flags.writeable)
+    return ArrayDesc(name, "cupy", int(x.data.ptr), tuple(int(d) for d in x.shape), strides, int(x.device.id),
+                     readonly)
+
+
+def _byte_strides_to_elements(name: str, strides: Tuple[int, ...]) -> Tuple[int, ...]:
+    if any(int(s) % ITEMSIZE for s in strides):
+        raise ValueError(f"{name}: strides {tuple(strides)} (bytes) are not multiples of the element size 8")
+    return tuple(int(s) // ITEMSIZE for s in strides)
+
+
+def _describe_dlpack(x: Any, name: str, fw: str, stream: int,
+                     dlpack_reader: Optional[Callable[[Any], tuple]]) -> ArrayDesc:
+    dev_type, dev_id = (int(v) for v in x.__dlpack_device__())
+    if dev_type in (KDL_CPU, KDL_CUDA_HOST):
+        raise _host_error(name, x, f"{_type_name(x)} on DLPack device {_DLPACK_DEVICE_NAMES[dev_type]}")
+    if dev_type not in (KDL_CUDA, KDL_CUDA_MANAGED):
+        raise TypeError(f"{name}: unsupported DLPack device "
+                        f"{_DLPACK_DEVICE_NAMES.get(dev_type, dev_type)} ({_type_name(x)}); ozgemm needs CUDA memory")
+    if dlpack_reader is None:
+        raise RuntimeError("ozgemm extension not loaded: cannot read DLPack capsules")
+    # The DLPack handshake: the producer makes the data ready on the consumer's stream (1 = the
+    # legacy default stream; the spec does not allow 0).
+    try:
+        capsule = x.__dlpack__(stream=stream if stream != 0 else 1)
+    except TypeError:  # producers that predate the stream keyword
+        capsule = x.__dlpack__()
+    ptr, shape, strides, (code, bits, lanes), (_, dev) = dlpack_reader(capsule)
+    if (code, bits, lanes) != (2, 64, 1):  # kDLFloat, 64 bits
+        hint = ""
+        if fw in ("jax", "jaxlib") and bits == 32:
+            hint = " (JAX makes float32 arrays unless jax.config.update('jax_enable_x64', True))"
+        raise TypeError(f"{name}: expected float64, got DLPack dtype code {code}, {bits} bits x {lanes}{hint}")
+    shape = tuple(int(d) for d in shape)
+    _check_2d(name, shape)
+    kind = "jax" if fw in ("jax", "jaxlib") else "dlpack"
+    return ArrayDesc(name, kind, int(ptr), shape, tuple(int(s) for s in strides), int(dev),
+                     readonly=kind == "jax")
+
+
+def describe_cai(cai: dict, name: str) -> ArrayDesc:
+    """Describe an array from its ``__cuda_array_interface__`` dict (versions 0-3)."""
+    typestr = cai.get("typestr")
+    if typestr not in ("<f8", "=f8"):
+        raise TypeError(f"{name}: expected float64 ('<f8'), got __cuda_array_interface__ typestr {typestr!r}")
+    if cai.get("mask") is not None:
+        raise TypeError(f"{name}: masked arrays are not supported")
+    shape = tuple(int(d) for d in cai["shape"])
+    _check_2d(name, shape)
+    ptr, readonly = cai["data"]
+    strides = cai.get("strides")
+    elem: Tuple[int, ...]
+    if strides is None:  # C-contiguous
+        elem = (shape[1], 1)
+    else:
+        elem = _byte_strides_to_elements(name, tuple(strides))
+    stream = cai.get("stream")
+    return ArrayDesc(name, "cai", int(ptr or 0), shape, elem, None, bool(readonly),
+                     None if stream is None else int(stream))
+
+
+def blas_layout(d: ArrayDesc) -> Optional[Tuple[str, int]]:
+    """(op, ld) of the column-major buffer at d.ptr that holds d (op "N") or d^T (op "T");
+    None when the strides cannot be expressed so."""
+    (r, c), (s0, s1) = d.shape, d.strides
+    if r == 0 or c == 0:  # empty: nothing is read or written, any valid ld will do
+        return "N", max(r, 1)
+    if (s0 == 1 or r <= 1) and (c <= 1 or s1 >= max(r, 1)):
+        return "N", (s1 if c > 1 else max(r, 1))
+    if (s1 == 1 or c <= 1) and (r <= 1 or s0 >= max(c, 1)):
+        return "T", (s0 if r > 1 else max(c, 1))
+    return None
+
+
+_FLIP = {"N": "T", "T": "N"}
+
+
+@dataclasses.dataclass(frozen=True)
+class GemmCall:
+    """The ozgemmDgemm arguments that compute out = alpha a @ b + beta out."""
+
+    transa: str
+    transb: str
+    m: int
+    n: int
+    k: int
+    A: int
+    lda: int
+    B: int
+    ldb: int
+    C: int
+    ldc: int
+
+    def __str__(self) -> str:
+        return (f"ozgemmDgemm({self.transa}, {self.transb}, m={self.m}, n={self.n}, k={self.k}, "
+                f"lda={self.lda}, ldb={self.ldb}, ldc={self.ldc})")
+
+
+def _layout_or_raise(d: ArrayDesc, what: str) -> Tuple[str, int]:
+    lay = blas_layout(d)
+    if lay is None:
+        raise ValueError(
+            f"{d.name}: strides {d.strides} (elements) for shape {d.shape} cannot be passed to the BLAS-style "
+            f"C API without a copy: {what} (pass a contiguous copy, e.g. x.copy() / x.contiguous())")
+    if lay[1] > INT_MAX:
+        raise ValueError(f"{d.name}: leading dimension {lay[1]} exceeds the C API's int range")
+    return lay
+
+
+def gemm_call(a: ArrayDesc, b: ArrayDesc, out: ArrayDesc) -> GemmCall:
+    """Map out = a @ b (a: m x k, b: k x n, out: m x n) onto one column-major ozgemmDgemm call."""
+    (m, k), (k2, n) = a.shape, b.shape
+    if k != k2:
+        raise ValueError(f"shape mismatch: a is {a.shape}, b is {b.shape} (a's columns must equal b's rows)")
+    if out.shape != (m, n):
+        raise ValueError(f"out: expected shape {(m, n)}, got {out.shape}")
+    for v, what in ((m, "m"), (n, "n"), (k, "k")):
+        if v > INT_MAX:
+            raise ValueError(f"{what} = {v} exceeds the C API's int range")
+    need = "one unit stride and a leading dimension at least the other extent"
+    opa, lda = _layout_or_raise(a, f"it needs {need}")
+    opb, ldb = _layout_or_raise(b, f"it needs {need}")
+    opc, ldc = _layout_or_raise(out, f"the result is written in place and needs {need}")
+    if opc == "N":  # out column-major: C = op(A) op(B)
+        return GemmCall(opa, opb, m, n, k, a.ptr, lda, b.ptr, ldb, out.ptr, ldc)
+    # out row-major: the buffer holds C^T = B^T A^T (n x m, column-major, ld = ldc)
+    return GemmCall(_FLIP[opb], _FLIP[opa], n, m, k, b.ptr, ldb, a.ptr, lda, out.ptr, ldc)
+
+
+def check_no_overlap(out: ArrayDesc, *inputs: ArrayDesc) -> None:
+    o0, o1 = out.extent()
+    for x in inputs:
+        x0, x1 = x.extent()
+        if o0 < x1 and x0 < o1:
+            raise ValueError(f"out overlaps {x.name} in memory; ozgemm.matmul cannot compute in place")
+
+
+def stream_handle(s: Any) -> int:
+    """A cudaStream_t value (as int) from an int or a stream object: the CUDA stream protocol
+    (``__cuda_stream__``), CuPy (``.ptr``), PyTorch (``.cuda_stream``), cuda-python (``int(s)``)."""
+    if isinstance(s, bool):
+        raise TypeError("stream must be an int (cudaStream_t) or a stream object, not bool")
+    if isinstance(s, int):
+        if s < 0:
+            raise ValueError(f"stream must be a cudaStream_t value (>= 0), got {s}")
+        return s
+    if hasattr(s, "__cuda_stream__"):
+        _, ptr = s.__cuda_stream__()
+        return int(ptr)
+    for attr in ("cuda_stream", "ptr", "handle"):
+        if hasattr(s, attr):
+            return int(getattr(s, attr))
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        pass
+    raise TypeError(f"stream must be an int (cudaStream_t) or a stream object (CuPy, PyTorch, "
+                    f"__cuda_stream__), got {_type_name(s)}")
+
+
+def peek_device(x: Any) -> Optional[int]:
+    """The device ordinal of x if it says so without a DLPack export; None otherwise."""
+    fw = framework_of(x)
+    try:
+        if fw == "torch" and hasattr(x, "is_cuda") and x.is_cuda:
+            return x.device.index
+        if fw == "cupy" and hasattr(x, "device"):
+            return int(x.device.id)
+        if hasattr(x, "__dlpack_device__"):
+            dev_type, dev_id = x.__dlpack_device__()
+            return int(dev_id) if int(dev_type) in (KDL_CUDA, KDL_CUDA_MANAGED) else None
+    except Exception:  # a malformed object is reported by describe()
+        return None
+    return None
+
+
+def current_stream(x: Any, device: Optional[int]) -> int:
+    """The caller's current stream for x's framework on `device` (0, the legacy default stream,
+    for producers without a notion of one, e.g. JAX and __cuda_array_interface__ objects)."""
+    fw = framework_of(x)
+    if fw == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(device).cuda_stream)
+    if fw == "cupy":
+        import cupy
+
+        if device is None:
+            return int(cupy.cuda.get_current_stream().ptr)
+        with cupy.cuda.Device(device):
+            return int(cupy.cuda.get_current_stream().ptr)
+    return 0

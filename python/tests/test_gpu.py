@@ -1,0 +1,354 @@
+"""GPU tests of ozgemm.matmul on CuPy arrays and PyTorch tensors (and JAX arrays when installed).
+They skip without a usable GPU (ozgemm.info()) and per framework when it is not installed.
+
+* FIXED mode: every emulated variant gives the host reference's bits (ozgemm.reference), for every
+  layout (C/F order, transposed views, sub-blocks at an offset), with out=, alpha and beta.
+* The C API's bits: with OZGEMM_LIBRARY=/path/libozgemm.so.0 the same call through ctypes
+  (ozgemmDgemm on the same pointers) must give the same bits, in FP64 and FIXED mode.
+* FP64 mode: the contract |C - AB| <= min(4, k) u |A||B| (+ the final rounding) against double-double.
+* Streams (the caller's current stream, explicit streams), threads, plan(), error cases.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import ozgemm
+from ozgemm import reference
+from conftest import FRAMEWORKS, HAS_GPU, INFO, FakeCudaArray, framework, gpu
+
+pytestmark = gpu
+U = 2.0**-53
+SLICES = 7
+
+
+def _variants(status: str):
+    if not HAS_GPU:
+        return []
+    return [v for v, s in INFO["devices"][0]["variants"].items() if (s == "available") == (status == "available")]
+
+
+EMULATED = [v for v in _variants("available") if v not in ("auto", "native")]
+UNSUPPORTED = _variants("unsupported")
+
+
+def problem(seed=0, m=300, n=200, k=500, phi=None):
+    rng = np.random.default_rng(seed)
+    if phi is None:
+        return rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    f = lambda r, c: (rng.random((r, c)) - 0.5) * np.exp(phi * rng.standard_normal((r, c)))  # noqa: E731
+    return f(m, k), f(k, n)
+
+
+def device_layouts(fw, x):
+    """x (numpy, r x c) on the device in several layouts: name -> device view."""
+    mod, dev, _ = framework(fw)
+    r, c = x.shape
+    big = np.zeros((r + 5, c + 7))
+    big[2:2 + r, 3:3 + c] = x
+    if fw == "cupy":
+        X = dev(x)
+        return {"C": X, "F": mod.asfortranarray(X), "T_view": dev(np.ascontiguousarray(x.T)).T,
+                "block_C": dev(big)[2:2 + r, 3:3 + c], "block_F": mod.asfortranarray(dev(big))[2:2 + r, 3:3 + c]}
+    X = dev(x)
+    Bg = dev(big)
+    return {"C": X, "F": X.t().contiguous().t(), "T_view": dev(np.ascontiguousarray(x.T)).t(),
+            "block_C": Bg[2:2 + r, 3:3 + c], "block_F": Bg.t().contiguous().t()[2:2 + r, 3:3 + c]}
+
+
+# --- FIXED mode: the host reference's bits ----------------------------------------------------------
+@pytest.mark.parametrize("variant", EMULATED or ["unfused"])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_fixed_mode_bits_equal_host_reference(fw, variant):
+    mod, dev, host = framework(fw)
+    a, b = problem(1)
+    A = dev(a)
+    c = ozgemm.matmul(A, dev(b), slices=SLICES, variant=variant)
+    assert type(c) is type(A) and tuple(c.shape) == (a.shape[0], b.shape[1])
+    info = ozgemm.last_call_info()
+    assert info.variant == variant and info.slices == SLICES, info
+    np.testing.assert_array_equal(host(c), reference.ozaki_matmul(a, b, slices=SLICES))
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_ozaki2_bits_equal_host_reference(fw):
+    mod, dev, host = framework(fw)
+    a, b = problem(14)
+    for moduli in (None, 8):
+        c = ozgemm.matmul(dev(a), dev(b), scheme="ozaki2", moduli=moduli, variant="unfused")
+        info = ozgemm.last_call_info()
+        expect = moduli or ozgemm.DEFAULT_MODULI
+        assert (info.scheme, info.moduli, info.variant) == ("ozaki2", expect, "unfused"), info
+        np.testing.assert_array_equal(host(c), reference.ozaki2_matmul(a, b, moduli=expect))
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_every_layout_same_bits(fw):
+    mod, dev, host = framework(fw)
+    a, b = problem(2, m=123, n=77, k=301)
+    m, n = a.shape[0], b.shape[1]
+    ref = reference.ozaki_matmul(a, b, slices=SLICES)
+    la, lb = device_layouts(fw, a), device_layouts(fw, b)
+    for na, A in la.items():
+        for nb, B in lb.items():
+            c = ozgemm.matmul(A, B, slices=SLICES, variant="unfused")
+            np.testing.assert_array_equal(host(c), ref, err_msg=f"a {na}, b {nb}")
+    # out= in both orders, with alpha and beta
+    rng = np.random.default_rng(3)
+    c0 = rng.standard_normal((m, n))
+    ref2 = reference.ozaki_matmul(a, b, slices=SLICES, out=c0.copy(), alpha=1.5, beta=-0.5)
+    for name, out in device_layouts(fw, c0).items():
+        got = ozgemm.matmul(la["T_view"], lb["block_F"], out=out, alpha=1.5, beta=-0.5, slices=SLICES,
+                            variant="unfused")
+        assert got is out
+        np.testing.assert_array_equal(host(out), ref2, err_msg=f"out {name}")
+
+
+# --- the C API's bits through ctypes ---------------------------------------------------------------------
+class CallInfo(ctypes.Structure):  # ozgemmCallInfo_t
+    _fields_ = [("scheme", ctypes.c_int), ("moduli", ctypes.c_int), ("variant", ctypes.c_int), ("slices", ctypes.c_int), ("bound", ctypes.c_double),
+                ("target", ctypes.c_double), ("fell_back", ctypes.c_int), ("reason", ctypes.c_char * 160)]
+
+
+@pytest.fixture(scope="module")
+def capi():
+    path = os.environ.get("OZGEMM_LIBRARY")
+    if not path:
+        pytest.skip("set OZGEMM_LIBRARY=/path/to/libozgemm.so.0 to compare with the C API through ctypes")
+    lib = ctypes.CDLL(path)
+    lib.ozgemmGetStatusString.restype = ctypes.c_char_p
+    h = ctypes.c_void_p()
+    assert lib.ozgemmCreate(ctypes.byref(h)) == 0
+    yield lib, h
+    lib.ozgemmDestroy(h)
+
+
+@pytest.mark.parametrize("slices", [0, SLICES])  # 0: FP64 mode
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_bits_equal_c_api(fw, slices, capi):
+    lib, h = capi
+    mod, dev, host = framework(fw)
+    a, b = problem(4, phi=1.0)
+    m, k = a.shape
+    n = b.shape[1]
+    A, B = dev(a), dev(b)  # C order: the C API computes C^T = B^T A^T into a C-order C
+    c = ozgemm.matmul(A, B, slices=slices or None, stream=0)
+    C2 = dev(np.zeros((m, n)))
+    ptr = (lambda x: x.data.ptr) if fw == "cupy" else (lambda x: x.data_ptr())
+    one, zero = ctypes.c_double(1.0), ctypes.c_double(0.0)
+    assert lib.ozgemmSetStream(h, ctypes.c_void_p(0)) == 0
+    assert lib.ozgemmSetSlices(h, slices) == 0
+    st = lib.ozgemmDgemm(h, 0, 0, n, m, k, ctypes.byref(one), ctypes.c_void_p(ptr(B)), n, ctypes.c_void_p(ptr(A)), k,
+                         ctypes.byref(zero), ctypes.c_void_p(ptr(C2)), n)
+    assert st == 0, lib.ozgemmGetStatusString(st)
+    info = CallInfo()
+    assert lib.ozgemmGetLastCallInfo(h, ctypes.byref(info)) == 0
+    np.testing.assert_array_equal(host(c), host(C2))
+    mine = ozgemm.last_call_info()
+    assert (mine.variant, mine.slices) == (ozgemm._VARIANT_NAMES[info.variant], info.slices)
+
+
+# --- FP64 mode: the accuracy contract --------------------------------------------------------------------
+@pytest.mark.parametrize("phi", [None, 2.0])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_fp64_mode_meets_its_bound(fw, phi):
+    mod, dev, host = framework(fw)
+    a, b = problem(5, phi=phi)
+    k = a.shape[1]
+    c = ozgemm.matmul(dev(a), dev(b))
+    info = ozgemm.last_call_info()
+    assert info.variant in ozgemm.VARIANTS and (info.slices > 0 or info.variant == "native"), info
+    assert info.reason, info
+    e = reference.errors(host(c), a, b)
+    assert e["nonfinite_mismatch"] == 0
+    if info.variant == "native":  # no slice count met the bound: native DGEMM's own bound k u
+        assert info.fell_back and e["componentwise"] <= k * U, (e, info)
+    else:  # the contract, plus the final rounding
+        assert e["componentwise"] <= (min(4, k) + 1) * U, (e, info)
+
+
+# --- streams and threads ----------------------------------------------------------------------------------
+def test_torch_current_stream_is_used():
+    torch, dev, host = framework("torch")
+    a, b = problem(6, m=512, n=512, k=512)
+    A, B = dev(a), dev(b)
+    x = torch.zeros_like(A)
+    torch.cuda.synchronize()  # A, B and x are ready before the side stream reads them
+    ref = reference.ozaki_matmul(a, b, slices=SLICES)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(200_000_000)  # keeps s busy: a call on another stream would read zeros
+        x.copy_(A)
+        c = ozgemm.matmul(x, B, slices=SLICES)
+    s.synchronize()
+    np.testing.assert_array_equal(host(c), ref)
+    # an explicit stream object, outside the context
+    y = torch.zeros_like(A)
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(200_000_000)
+        y.copy_(A)
+    c2 = torch.empty_like(c)
+    torch.cuda.current_stream().synchronize()
+    ozgemm.matmul(y, B, out=c2, slices=SLICES, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(host(c2), ref)
+
+
+def test_cupy_stream():
+    cp, dev, host = framework("cupy")
+    a, b = problem(7)
+    ref = reference.ozaki_matmul(a, b, slices=SLICES)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        A, B = cp.asarray(a), cp.asarray(b)
+        c = ozgemm.matmul(A, B, slices=SLICES)  # on s, CuPy's current stream
+    s.synchronize()
+    np.testing.assert_array_equal(cp.asnumpy(c), ref)
+    c2 = ozgemm.matmul(A, B, slices=SLICES, stream=s.ptr)  # a raw cudaStream_t
+    s.synchronize()
+    np.testing.assert_array_equal(cp.asnumpy(c2), ref)
+
+
+def test_threads_have_their_own_handles():
+    cp, dev, host = framework("cupy")
+    a, b = problem(8, m=256, n=256, k=256)
+    ref = reference.ozaki_matmul(a, b, slices=SLICES)
+    results, errors = {}, []
+
+    def work(i):
+        try:
+            with cp.cuda.Stream(non_blocking=True) as s:
+                c = ozgemm.matmul(cp.asarray(a), cp.asarray(b), slices=SLICES)
+                s.synchronize()
+                results[i] = cp.asnumpy(c)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for r in results.values():
+        np.testing.assert_array_equal(r, ref)
+
+
+def test_cuda_array_interface_producer():
+    """An object with only __cuda_array_interface__ (like Numba's): the result is ozgemm's own
+    DLPack buffer."""
+    cp, dev, host = framework("cupy")
+    a, b = problem(9, m=64, n=48, k=80)
+    A, B = cp.asarray(a), cp.asarray(b)
+    fa = FakeCudaArray(A.shape, A.strides, ptr=A.data.ptr, stream=1)
+    fb = FakeCudaArray(B.shape, B.strides, ptr=B.data.ptr)
+    c = ozgemm.matmul(fa, fb, slices=SLICES)
+    cp.cuda.Device().synchronize()
+    np.testing.assert_array_equal(cp.asnumpy(cp.from_dlpack(c)), reference.ozaki_matmul(a, b, slices=SLICES))
+
+
+def test_jax_arrays():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    try:
+        gpu_dev = jax.devices("gpu")[0]
+    except RuntimeError:
+        pytest.skip("JAX has no GPU backend")
+    import jax.numpy as jnp
+
+    a, b = problem(10, m=96, n=64, k=128)
+    A, B = jax.device_put(a, gpu_dev), jax.device_put(b, gpu_dev)
+    c = ozgemm.matmul(A, B, slices=SLICES)
+    assert isinstance(c, jax.Array)
+    np.testing.assert_array_equal(np.asarray(c), reference.ozaki_matmul(a, b, slices=SLICES))
+    with pytest.raises(ValueError, match="immutable"):
+        ozgemm.matmul(A, B, out=c)
+    with pytest.raises(TypeError, match="float64"):
+        ozgemm.matmul(jax.device_put(jnp.ones((2, 2), dtype=jnp.float32), gpu_dev), B[:2, :2])
+
+
+# --- plan() and info() ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_plan_says_what_runs(fw):
+    mod, dev, host = framework(fw)
+    a, b = problem(11)
+    A, B = dev(a), dev(b)
+    p = ozgemm.plan(A, B, slices=SLICES)
+    assert p.accuracy == "fixed" and p.variant in ozgemm.VARIANTS and p.call.startswith("ozgemmDgemm(")
+    ozgemm.matmul(A, B, slices=SLICES)
+    ran = ozgemm.last_call_info()
+    assert (ran.variant, ran.slices) == (p.variant, p.slices), (p, ran)
+    p = ozgemm.plan(A, B)  # FP64 mode
+    assert p.accuracy == "fp64"
+    ozgemm.matmul(A, B)
+    ran = ozgemm.last_call_info()
+    if p.source == "ozgemmPlanCall":
+        assert (ran.variant, ran.slices, ran.fell_back) == (p.variant, p.slices, p.fell_back), (p, ran)
+    else:
+        assert p.variant is None
+
+
+def test_info_on_gpu():
+    d = ozgemm.info()
+    assert d["usable"] and d["device_count"] >= 1 and d["reason"] is None
+    dev0 = d["devices"][0]
+    assert dev0["name"] and dev0["variants"]["unfused"] == "available" and dev0["variants"]["native"] == "available"
+
+
+# --- errors -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_error_cases(fw):
+    mod, dev, host = framework(fw)
+    a, b = problem(12, m=8, n=6, k=4)
+    A, B = dev(a), dev(b)
+    f32 = (lambda x: x.astype(mod.float32)) if fw == "cupy" else (lambda x: x.float())
+    with pytest.raises(TypeError, match="float64"):
+        ozgemm.matmul(f32(A), B)
+    with pytest.raises(TypeError, match="host array"):
+        ozgemm.matmul(A, b)
+    with pytest.raises(ValueError, match="cannot be passed"):
+        ozgemm.matmul(A[:, ::2], dev(problem(12, m=8, n=6, k=2)[1]))  # no unit stride
+    with pytest.raises(ValueError, match="shape mismatch"):
+        ozgemm.matmul(A, A)
+    with pytest.raises(ValueError, match="beta != 0 needs out="):
+        ozgemm.matmul(A, B, beta=1.0)
+    sq = dev(np.ones((4, 4)))
+    with pytest.raises(ValueError, match="overlaps"):
+        ozgemm.matmul(sq, sq, out=sq)
+    with pytest.raises(TypeError, match="float64"):
+        ozgemm.matmul(A, B, out=f32(dev(np.zeros((8, 6)))))
+    if fw == "cupy":
+        with pytest.raises(ValueError, match="cannot be passed"):
+            ozgemm.matmul(A[::-1], B)  # negative strides
+    else:
+        g = A.clone().requires_grad_(True)
+        with pytest.raises(TypeError, match="requires grad"):
+            ozgemm.matmul(g, B)
+        with pytest.raises(TypeError, match="host array"):
+            ozgemm.matmul(A.cpu(), B)
+        with pytest.raises(ValueError, match="cannot be passed"):
+            ozgemm.matmul(A[:, :1].expand(8, 4), B)  # broadcast (zero stride)
+
+
+@pytest.mark.skipif(HAS_GPU and not UNSUPPORTED, reason="every variant is available on this GPU and build")
+def test_unsupported_variant_raises_status():
+    cp, dev, host = framework("cupy")
+    a, b = problem(13, m=8, n=8, k=8)
+    with pytest.raises(ozgemm.OzgemmError, match="NOT_SUPPORTED") as ei:
+        ozgemm.matmul(cp.asarray(a), cp.asarray(b), slices=SLICES, variant=UNSUPPORTED[0])
+    assert ei.value.status == 7
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_empty_and_k0(fw):
+    mod, dev, host = framework(fw)
+    c0 = np.arange(12.0).reshape(3, 4)
+    out = dev(c0)
+    ozgemm.matmul(dev(np.zeros((3, 0))), dev(np.zeros((0, 4))), out=out, beta=2.0)  # k = 0: C = beta C
+    np.testing.assert_array_equal(host(out), 2.0 * c0)
+    c = ozgemm.matmul(dev(np.zeros((0, 5))), dev(np.zeros((5, 4))))
+    assert tuple(c.shape) == (0, 4)

@@ -1,0 +1,638 @@
+// src/dropin/blas.cpp — libozgemm_blas.so: host BLAS DGEMM offload. Exports dgemm_ (Fortran,
+// gfortran ABI) and cblas_dgemm; a call at or above OZGEMM_BLAS_MIN_SIZE (m*n*k) is copied to the
+// GPU through pinned staging buffers, run by ozgemm, and copied back; every other call, and every
+// call when no GPU or libozgemm is usable, goes to the system BLAS (dlopen'ed RTLD_LOCAL, by default
+// the libblas.so.3 the loader finds, i.e. Debian's alternative). Every other BLAS symbol of a program
+// is untouched: when this library is preloaded only dgemm_ and cblas_dgemm resolve here.
+//
+// Argument checks are reference BLAS's (BLAS/SRC/dgemm.f): the first failing parameter, in the
+// same order, is reported through xerbla_ (the program's own if it has one, else the system BLAS's)
+// with the same number. cblas_dgemm with any invalid argument is forwarded unchanged to the system
+// cblas_dgemm, so its cblas_xerbla numbering (row-major remapping included) is exactly the system's.
+// docs/dropin.md has the variables and the recipes (preload, FlexiBLAS, numpy from Debian).
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "dropin/common.hpp"
+
+namespace ozgemm {
+namespace dropin {
+namespace blas {
+
+namespace {
+
+constexpr const char* kPrefix = "ozgemm-blas";
+
+using DgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                         const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
+using CblasDgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                              double*, int);
+using XerblaFn = void (*)(const char*, const int*, size_t);
+using CblasXerblaFn = void (*)(int, const char*, const char*, ...);
+
+enum { kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112, kConjTrans = 113 };
+
+enum Reason {
+  kDisabled,
+  kInvalidArgs,     // reported through xerbla_ (dgemm_) or forwarded to the system cblas_dgemm
+  kQuickReturn,     // m, n or k == 0, or alpha == 0: the system BLAS scales C by beta
+  kBelowMinSize,
+  kNoGpu,           // libozgemm or a usable GPU missing
+  kFailed,          // the offload failed; the system BLAS ran the call (or its remaining columns)
+  kReasonCount
+};
+const char* const kReasonNames[] = {"disabled", "invalid-args", "quick-return", "below-min-size",
+                                    "ozgemm-unavailable", "offload-failed", nullptr};
+const char* const kApiNames[] = {"dgemm_", "cblas_dgemm", nullptr};
+
+Stats& stats() {
+  static Stats* s = [] {
+    auto* st = new Stats();  // never destroyed
+    st->prefix = kPrefix;
+    st->reason_names = kReasonNames;
+    st->reason_count = kReasonCount;
+    st->api_names = kApiNames;
+    return st;
+  }();
+  return *s;
+}
+
+struct Config {
+  std::atomic<bool> enabled{true};
+  int slices = 0;
+  int64_t min_size = int64_t(1) << 27;  // 512^3
+  int64_t stage_bytes = int64_t(32) << 20;  // each of the two pinned staging buffers (a testing knob)
+  LogMode log = LogMode::None;
+  std::string stats_file;
+};
+Config& config() {
+  static Config* c = [] {
+    auto* cfg = new Config();
+    cfg->enabled = env_bool(kPrefix, "OZGEMM_BLAS", true);
+    const char* acc_var = env_str("OZGEMM_BLAS_ACCURACY") ? "OZGEMM_BLAS_ACCURACY" : "OZGEMM_HOOK_ACCURACY";
+    cfg->slices = env_accuracy(kPrefix, acc_var, 0);
+    cfg->min_size = env_size(kPrefix, "OZGEMM_BLAS_MIN_SIZE", cfg->min_size);
+    cfg->stage_bytes = std::max<int64_t>(64, env_size(kPrefix, "OZGEMM_BLAS_STAGE_BYTES", cfg->stage_bytes));
+    cfg->log = env_log(kPrefix, "OZGEMM_BLAS_LOG");
+    if (const char* f = env_str("OZGEMM_BLAS_STATS")) cfg->stats_file = f;
+    return cfg;
+  }();
+  return *c;
+}
+
+const void* self_address() { return reinterpret_cast<const void*>(&self_address); }
+bool is_self(const void* p) {
+  Dl_info a, b;
+  return p && dladdr(p, &a) && dladdr(self_address(), &b) && a.dli_fbase == b.dli_fbase;
+}
+
+// ---- the system BLAS -------------------------------------------------------------------------------
+
+struct System {
+  void* lib = nullptr;
+  std::string path;
+  DgemmFn dgemm = nullptr;
+  CblasDgemmFn cblas_dgemm = nullptr;
+};
+
+#if defined(__x86_64__)
+#define OZ_TRIPLET "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define OZ_TRIPLET "aarch64-linux-gnu"
+#elif defined(__powerpc64__)
+#define OZ_TRIPLET "powerpc64le-linux-gnu"
+#else
+#define OZ_TRIPLET ""
+#endif
+
+System load_system() {
+  System s;
+  DepthGuard guard;  // the BLAS's constructors (or LAPACK init) may call dgemm_
+  std::string tried;
+  auto attempt = [&](const std::string& p) {
+    if (s.lib || p.empty()) return;
+    void* lib = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* e = dlerror();
+      tried += (tried.empty() ? "" : "; ") + std::string(e ? e : p.c_str());
+      return;
+    }
+    void* f = dlsym(lib, "dgemm_");
+    if (!f || is_self(f)) {  // e.g. this library installed as the libblas.so.3 alternative
+      tried += (tried.empty() ? "" : "; ") + p + (f ? ": is libozgemm_blas itself" : ": has no dgemm_");
+      dlclose(lib);
+      return;
+    }
+    s.lib = lib;
+    s.path = object_path(f);
+    s.dgemm = reinterpret_cast<DgemmFn>(f);
+    void* c = dlsym(lib, "cblas_dgemm");
+    s.cblas_dgemm = (c && !is_self(c)) ? reinterpret_cast<CblasDgemmFn>(c) : nullptr;
+  };
+  if (const char* p = env_str("OZGEMM_SYSTEM_BLAS")) attempt(p);
+  // The soname first: a copy already in the process (numpy's, the program's) or the one the loader's
+  // search path (Debian: the libblas.so.3 alternative) gives.
+  attempt("libblas.so.3");
+  attempt("/usr/lib/" OZ_TRIPLET "/blas/libblas.so.3");
+  attempt("/usr/lib/" OZ_TRIPLET "/openblas-pthread/libblas.so.3");
+  attempt("/usr/lib64/libblas.so.3");
+  attempt("libopenblas.so.0");
+  if (!s.lib)
+    say(kPrefix, "no system BLAS found (%s); set OZGEMM_SYSTEM_BLAS. Using a built-in reference DGEMM",
+        tried.c_str());
+  return s;
+}
+
+const System& sys() {
+  static std::once_flag once;
+  static System* s = nullptr;
+  std::call_once(once, [] { s = new System(load_system()); });
+  return *s;
+}
+
+// Reference DGEMM (BLAS/SRC/dgemm.f, same loop order), used only when no system BLAS exists.
+void reference_dgemm(bool nota, bool notb, int m, int n, int k, double alpha, const double* A, int lda,
+                     const double* B, int ldb, double beta, double* C, int ldc) {
+  auto a = [&](int i, int l) { return A[i + int64_t(l) * lda]; };
+  auto b = [&](int l, int j) { return B[l + int64_t(j) * ldb]; };
+  auto c = [&](int i, int j) -> double& { return C[i + int64_t(j) * ldc]; };
+  if (m == 0 || n == 0 || ((alpha == 0.0 || k == 0) && beta == 1.0)) return;
+  if (alpha == 0.0) {
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) c(i, j) = beta == 0.0 ? 0.0 : beta * c(i, j);
+    return;
+  }
+  for (int j = 0; j < n; ++j) {
+    if (nota) {
+      if (beta == 0.0)
+        for (int i = 0; i < m; ++i) c(i, j) = 0.0;
+      else if (beta != 1.0)
+        for (int i = 0; i < m; ++i) c(i, j) = beta * c(i, j);
+      for (int l = 0; l < k; ++l) {
+        const double t = alpha * (notb ? b(l, j) : b(j, l));
+        for (int i = 0; i < m; ++i) c(i, j) += t * a(i, l);
+      }
+    } else {
+      for (int i = 0; i < m; ++i) {
+        double t = 0.0;
+        for (int l = 0; l < k; ++l) t += a(l, i) * (notb ? b(l, j) : b(j, l));
+        c(i, j) = beta == 0.0 ? alpha * t : alpha * t + beta * c(i, j);
+      }
+    }
+  }
+}
+
+bool lsame(char c, char u) { return c == u || c == u + ('a' - 'A'); }
+
+void system_dgemm(char ta, char tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
+                  int ldb, double beta, double* C, int ldc) {
+  DepthGuard guard;
+  const System& s = sys();
+  if (s.dgemm) {
+    s.dgemm(&ta, &tb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+  } else {
+    reference_dgemm(lsame(ta, 'N'), lsame(tb, 'N'), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+}
+
+// xerbla_ as reference BLAS calls it: the program's (RTLD_DEFAULT finds an executable's override
+// first), else the system BLAS's; never a definition of our own.
+void report(const char* srname, int info) {
+  void* f = dlsym(RTLD_DEFAULT, "xerbla_");
+  if (!f || is_self(f)) f = sys().lib ? dlsym(sys().lib, "xerbla_") : nullptr;
+  if (f) {
+    reinterpret_cast<XerblaFn>(f)(srname, &info, std::strlen(srname));
+  } else {
+    std::fprintf(stderr, " ** On entry to %.6s parameter number %2d had an illegal value\n", srname, info);
+  }
+}
+
+// reference DGEMM's checks: the first failing parameter number, 0 if all valid
+int check_dgemm(char ta, char tb, int m, int n, int k, int lda, int ldb, int ldc) {
+  const bool nota = lsame(ta, 'N'), notb = lsame(tb, 'N');
+  const int nrowa = nota ? m : k, nrowb = notb ? k : n;
+  if (!nota && !lsame(ta, 'C') && !lsame(ta, 'T')) return 1;
+  if (!notb && !lsame(tb, 'C') && !lsame(tb, 'T')) return 2;
+  if (m < 0) return 3;
+  if (n < 0) return 4;
+  if (k < 0) return 5;
+  if (lda < std::max(1, nrowa)) return 8;
+  if (ldb < std::max(1, nrowb)) return 10;
+  if (ldc < std::max(1, m)) return 13;
+  return 0;
+}
+
+// ---- the offload -------------------------------------------------------------------------------------
+
+struct Offload {
+  std::mutex mu;  // one offload at a time (the staging buffers and device buffers are shared)
+  bool tried = false, usable = false;
+  int device = 0;
+  ozgemmHandle_t oz = nullptr;
+  cudaStream_t stream = nullptr;
+  double* dev[3] = {nullptr, nullptr, nullptr};  // A, B, C (tight: ld = rows)
+  size_t dev_bytes[3] = {0, 0, 0};
+  void* stage[2] = {nullptr, nullptr};
+  size_t stage_bytes = 0;
+  cudaEvent_t ev[2] = {nullptr, nullptr};
+  bool ev_pending[2] = {false, false};
+};
+Offload& offload_state() {
+  static Offload* o = new Offload();  // never destroyed (the CUDA runtime may be gone at exit)
+  return *o;
+}
+
+bool cuda_ok(const OzApi& oz, cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return true;
+  oz.get_last_error();
+  std::string key = std::string("cuda-") + what;
+  say_once(kPrefix, key.c_str(), "%s failed (%s); the system BLAS runs such calls", what, oz.get_error_string(e));
+  return false;
+}
+
+bool init(Offload& o, const OzApi& oz) {
+  o.tried = true;
+  DepthGuard guard;
+  int count = 0;
+  if (oz.get_device_count(&count) != cudaSuccess || count == 0) {
+    oz.get_last_error();
+    say_once(kPrefix, "nogpu", "no usable GPU; every DGEMM goes to the system BLAS");
+    return false;
+  }
+  if (oz.get_device(&o.device) != cudaSuccess) return cuda_ok(oz, cudaErrorUnknown, "cudaGetDevice");
+  ozgemmStatus_t s = oz.create(&o.oz);
+  if (s == OZGEMM_STATUS_SUCCESS) s = oz.set_slices(o.oz, config().slices);
+  if (s != OZGEMM_STATUS_SUCCESS) {
+    oz.get_last_error();
+    say_once(kPrefix, "create", "ozgemm cannot run here (%s); every DGEMM goes to the system BLAS",
+             oz.status_string(s));
+    return false;
+  }
+  if (!cuda_ok(oz, oz.stream_create(&o.stream, cudaStreamNonBlocking), "cudaStreamCreate")) return false;
+  for (auto& e : o.ev)
+    if (!cuda_ok(oz, oz.event_create(&e, cudaEventDisableTiming), "cudaEventCreate")) return false;
+  if (oz.set_stream(o.oz, o.stream) != OZGEMM_STATUS_SUCCESS) return false;
+  return true;
+}
+
+bool ensure_stage(Offload& o, const OzApi& oz, size_t bytes) {
+  if (o.stage_bytes >= bytes) return true;
+  for (int i = 0; i < 2; ++i) {
+    if (o.ev_pending[i]) oz.event_synchronize(o.ev[i]);
+    o.ev_pending[i] = false;
+    if (o.stage[i]) oz.free_host(o.stage[i]);
+    o.stage[i] = nullptr;
+  }
+  o.stage_bytes = 0;
+  for (auto& s : o.stage)
+    if (!cuda_ok(oz, oz.malloc_host(&s, bytes), "cudaMallocHost")) return false;
+  o.stage_bytes = bytes;
+  return true;
+}
+
+bool ensure_dev(Offload& o, const OzApi& oz, int i, size_t bytes) {
+  if (o.dev_bytes[i] >= bytes) return true;
+  if (o.dev[i]) oz.free(o.dev[i]);  // earlier calls finished: every offload ends with a synchronisation
+  o.dev[i] = nullptr;
+  o.dev_bytes[i] = 0;
+  void* p = nullptr;
+  if (!cuda_ok(oz, oz.malloc(&p, bytes), "cudaMalloc")) return false;
+  o.dev[i] = static_cast<double*>(p);
+  o.dev_bytes[i] = bytes;
+  return true;
+}
+
+// Host (rows x cols, leading dimension ld) -> device (tight), through the two staging buffers: the
+// packing of one chunk of columns overlaps the transfer of the previous one.
+bool upload(Offload& o, const OzApi& oz, const double* src, int64_t rows, int64_t cols, int64_t ld, double* dst,
+            int* slot) {
+  const int64_t chunk = std::max<int64_t>(1, int64_t(o.stage_bytes / sizeof(double)) / rows);
+  for (int64_t j0 = 0; j0 < cols; j0 += chunk) {
+    const int64_t jn = std::min(chunk, cols - j0);
+    const int s = *slot;
+    *slot ^= 1;
+    if (o.ev_pending[s] && !cuda_ok(oz, oz.event_synchronize(o.ev[s]), "cudaEventSynchronize")) return false;
+    o.ev_pending[s] = false;
+    double* st = static_cast<double*>(o.stage[s]);
+    if (ld == rows) {
+      std::memcpy(st, src + j0 * ld, size_t(rows * jn) * sizeof(double));
+    } else {
+      for (int64_t j = 0; j < jn; ++j)
+        std::memcpy(st + j * rows, src + (j0 + j) * ld, size_t(rows) * sizeof(double));
+    }
+    if (!cuda_ok(oz, oz.memcpy_async(dst + j0 * rows, st, size_t(rows * jn) * sizeof(double),
+                                     cudaMemcpyHostToDevice, o.stream),
+                 "cudaMemcpyAsync (to the GPU)") ||
+        !cuda_ok(oz, oz.event_record(o.ev[s], o.stream), "cudaEventRecord"))
+      return false;
+    o.ev_pending[s] = true;
+  }
+  return true;
+}
+
+// Device C (m x n, tight) -> host C (ldc): the transfer of one chunk overlaps the unpacking of the
+// previous one. Returns the number of leading columns of C that hold the result (n on success).
+int64_t download(Offload& o, const OzApi& oz, const double* src, int64_t m, int64_t n, double* C, int64_t ldc) {
+  const int64_t chunk = std::max<int64_t>(1, int64_t(o.stage_bytes / sizeof(double)) / m);
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  auto issue = [&](int64_t c) {
+    const int s = int(c & 1);
+    const int64_t j0 = c * chunk, jn = std::min(chunk, n - j0);
+    return cuda_ok(oz, oz.memcpy_async(o.stage[s], src + j0 * m, size_t(m * jn) * sizeof(double),
+                                       cudaMemcpyDeviceToHost, o.stream),
+                   "cudaMemcpyAsync (from the GPU)") &&
+           cuda_ok(oz, oz.event_record(o.ev[s], o.stream), "cudaEventRecord");
+  };
+  // Staging buffers are free: upload() left events that the GEMM (later in the stream) implies.
+  o.ev_pending[0] = o.ev_pending[1] = false;
+  if (!issue(0)) return 0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int s = int(c & 1);
+    if (c + 1 < chunks && !issue(c + 1)) return c * chunk;
+    if (!cuda_ok(oz, oz.event_synchronize(o.ev[s]), "cudaEventSynchronize")) return c * chunk;
+    const int64_t j0 = c * chunk, jn = std::min(chunk, n - j0);
+    const double* st = static_cast<const double*>(o.stage[s]);
+    if (ldc == m) {
+      std::memcpy(C + j0 * ldc, st, size_t(m * jn) * sizeof(double));
+    } else {
+      for (int64_t j = 0; j < jn; ++j) std::memcpy(C + (j0 + j) * ldc, st + j * m, size_t(m) * sizeof(double));
+    }
+  }
+  return n;
+}
+
+// Column-major, arguments valid, m, n, k > 0, alpha != 0. Returns the number of leading columns of C
+// that hold the final result: n when done, 0 when C was not touched.
+// *info: what ozgemm ran (when *have_info).
+int64_t offload(char ta, char tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
+                int ldb, double beta, double* C, int ldc, bool* unavailable, ozgemmCallInfo_t* info,
+                bool* have_info) {
+  const OzApi& oz = oz_api(self_address());
+  *unavailable = false;
+  if (!oz.ok) {
+    say_once(kPrefix, "load", "%s; every DGEMM goes to the system BLAS", oz.error.c_str());
+    *unavailable = true;
+    return 0;
+  }
+  Offload& o = offload_state();
+  std::lock_guard<std::mutex> lock(o.mu);
+  if (!o.tried) o.usable = init(o, oz);
+  if (!o.usable) {
+    *unavailable = true;
+    return 0;
+  }
+  DepthGuard guard;
+  int prev_device = -1;
+  if (oz.get_device(&prev_device) != cudaSuccess) prev_device = -1;
+  if (prev_device != o.device && !cuda_ok(oz, oz.set_device(o.device), "cudaSetDevice")) return 0;
+  struct Restore {
+    const OzApi& oz;
+    int prev, cur;
+    ~Restore() {
+      if (prev >= 0 && prev != cur) oz.set_device(prev);
+    }
+  } restore{oz, prev_device, o.device};
+
+  const bool nota = lsame(ta, 'N'), notb = lsame(tb, 'N');
+  const int64_t rows_a = nota ? m : k, cols_a = nota ? k : m;
+  const int64_t rows_b = notb ? k : n, cols_b = notb ? n : k;
+  int64_t done = 0;
+  bool ok = ensure_stage(o, oz, size_t(std::max<int64_t>({config().stage_bytes, rows_a * 8, rows_b * 8, int64_t(m) * 8}))) &&
+            ensure_dev(o, oz, 0, size_t(rows_a * cols_a) * 8) && ensure_dev(o, oz, 1, size_t(rows_b * cols_b) * 8) &&
+            ensure_dev(o, oz, 2, size_t(int64_t(m) * n) * 8);
+  int slot = 0;
+  ok = ok && upload(o, oz, A, rows_a, cols_a, lda, o.dev[0], &slot) &&
+       upload(o, oz, B, rows_b, cols_b, ldb, o.dev[1], &slot);
+  if (ok && beta != 0.0) ok = upload(o, oz, C, m, n, ldc, o.dev[2], &slot);  // beta == 0: C is not read
+  if (ok) {
+    ozgemmStatus_t s = oz.set_stream(o.oz, o.stream);
+    if (s == OZGEMM_STATUS_SUCCESS)
+      s = oz.dgemm(o.oz, nota ? CUBLAS_OP_N : CUBLAS_OP_T, notb ? CUBLAS_OP_N : CUBLAS_OP_T, m, n, k, &alpha,
+                   o.dev[0], int(rows_a), o.dev[1], int(rows_b), &beta, o.dev[2], m);
+    if (s != OZGEMM_STATUS_SUCCESS) {
+      oz.get_last_error();
+      std::string key = std::string("fail-") + oz.status_string(s);
+      say_once(kPrefix, key.c_str(), "ozgemm failed on m=%d n=%d k=%d (%s); the system BLAS runs the call"
+               " (reported once per status)", m, n, k, oz.status_string(s));
+      ok = false;
+    } else {
+      // A library that does not fill the call info yet (variant AUTO, 0 slices): unreported.
+      *have_info = oz.get_last_call_info && oz.get_last_call_info(o.oz, info) == OZGEMM_STATUS_SUCCESS &&
+                   (info->variant != OZGEMM_VARIANT_AUTO || info->slices > 0);
+    }
+  }
+  if (ok) done = download(o, oz, o.dev[2], m, n, C, ldc);
+  if (!ok || done < n) {
+    // Leave nothing in flight that reads the staging buffers.
+    oz.stream_synchronize(o.stream);
+    oz.get_last_error();
+    o.ev_pending[0] = o.ev_pending[1] = false;
+  }
+  return done;
+}
+
+void log_call(const char* api, char ta, char tb, int m, int n, int k, const char* outcome) {
+  say(kPrefix, "%s %c%c m=%d n=%d k=%d -> %s", api, ta, tb, m, n, k, outcome);
+}
+
+// The decision and the run, for a valid column-major call. forward() runs the whole call on the
+// system BLAS (the entry point's own function, unchanged arguments).
+template <typename Forward>
+void gemm(int api, char ta, char tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
+          int ldb, double beta, double* C, int ldc, Forward forward) {
+  Stats& S = stats();
+  Config& cfg = config();
+  auto decline = [&](Reason r) {
+    S.decline(r);
+    if (cfg.log == LogMode::All) {
+      std::string o = std::string("system BLAS (") + kReasonNames[r] + ")";
+      log_call(kApiNames[api], ta, tb, m, n, k, o.c_str());
+    }
+    DepthGuard guard;
+    forward();
+  };
+  if (!cfg.enabled.load(std::memory_order_relaxed)) return decline(kDisabled);
+  if (m == 0 || n == 0 || k == 0 || alpha == 0.0) return decline(kQuickReturn);
+  if (double(m) * double(n) * double(k) < double(cfg.min_size)) return decline(kBelowMinSize);
+
+  const uint64_t t0 = now_ns();
+  bool unavailable = false, have_info = false;
+  ozgemmCallInfo_t info{};
+  const int64_t done = offload(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &unavailable, &info, &have_info);
+  if (done == 0) return decline(unavailable ? kNoGpu : kFailed);
+  if (done < n) {
+    // The first `done` columns hold the result; the system BLAS computes the rest.
+    S.failed.fetch_add(1, std::memory_order_relaxed);
+    S.decline(kFailed);
+    say_once(kPrefix, "partial", "a transfer from the GPU failed after %" PRId64 " of %d columns; the system BLAS"
+             " computes the remaining columns", done, n);
+    const int j = int(done);
+    system_dgemm(ta, tb, m, n - j, k, alpha, A, lda, lsame(tb, 'N') ? B + int64_t(j) * ldb : B + j, ldb, beta,
+                 C + int64_t(j) * ldc, ldc);
+    return;
+  }
+  const uint64_t dt = now_ns() - t0;
+  S.intercepted.fetch_add(1, std::memory_order_relaxed);
+  S.gemms.fetch_add(1, std::memory_order_relaxed);
+  S.flop.fetch_add(uint64_t(2.0 * double(m) * double(n) * double(k)), std::memory_order_relaxed);
+  S.time_ns.fetch_add(dt, std::memory_order_relaxed);
+  const OzApi& oz = oz_api(self_address());
+  const bool emulated = have_info && info.slices > 0 && info.variant != OZGEMM_VARIANT_NATIVE;
+  if (emulated) {
+    S.emulated.fetch_add(1, std::memory_order_relaxed);
+    if (info.slices <= OZGEMM_MAX_SLICES) S.slices[info.slices].fetch_add(1, std::memory_order_relaxed);
+  } else if (have_info) {
+    S.ozgemm_native.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (cfg.log == LogMode::Calls || cfg.log == LogMode::All) {
+    char o[400];
+    if (emulated)
+      std::snprintf(o, sizeof o, "GPU ozgemm: %s, %d slices [%s] %.3f ms (with transfers)",
+                    oz.variant_string(info.variant), info.slices, info.reason, dt * 1e-6);
+    else if (have_info)
+      std::snprintf(o, sizeof o, "GPU ozgemm: native DGEMM [%s] %.3f ms (with transfers)", info.reason, dt * 1e-6);
+    else
+      std::snprintf(o, sizeof o, "GPU ozgemm (no call info) %.3f ms (with transfers)", dt * 1e-6);
+    log_call(kApiNames[api], ta, tb, m, n, k, o);
+  }
+}
+
+}  // namespace
+
+}  // namespace blas
+}  // namespace dropin
+}  // namespace ozgemm
+
+using namespace ozgemm::dropin;
+using namespace ozgemm::dropin::blas;
+
+extern "C" {
+
+// Fortran DGEMM (gfortran ABI: the two hidden CHARACTER lengths come last; many C callers omit
+// them, so they are never read).
+__attribute__((visibility("default"))) void dgemm_(const char* transa, const char* transb, const int* m,
+                                                   const int* n, const int* k, const double* alpha, const double* A,
+                                                   const int* lda, const double* B, const int* ldb,
+                                                   const double* beta, double* C, const int* ldc, size_t, size_t) {
+  if (depth() > 0) {  // the system BLAS (its cblas_dgemm, its LAPACK) calling back: pass through
+    stats().internal.fetch_add(1, std::memory_order_relaxed);
+    const System& s = sys();
+    if (s.dgemm) {
+      s.dgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1, 1);
+    } else {
+      system_dgemm(*transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
+    }
+    return;
+  }
+  Stats& S = stats();
+  S.calls.fetch_add(1, std::memory_order_relaxed);
+  S.per_api[0].fetch_add(1, std::memory_order_relaxed);
+  const int info = check_dgemm(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc);
+  if (info) {
+    S.decline(kInvalidArgs);
+    report("DGEMM ", info);
+    return;
+  }
+  gemm(0, *transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc, [&] {
+    system_dgemm(*transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
+  });
+}
+
+__attribute__((visibility("default"))) void cblas_dgemm(int layout, int TransA, int TransB, int M, int N, int K,
+                                                        double alpha, const double* A, int lda, const double* B,
+                                                        int ldb, double beta, double* C, int ldc) {
+  const System& s = sys();
+  auto forward = [&] {
+    if (s.cblas_dgemm) {
+      s.cblas_dgemm(layout, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      return;
+    }
+    // A Fortran-only system BLAS: do what reference CBLAS does, on the Fortran DGEMM.
+    auto t = [](int x) { return x == kNoTrans ? 'N' : x == kTrans ? 'T' : x == kConjTrans ? 'C' : '?'; };
+    if (layout == kColMajor)
+      system_dgemm(t(TransA), t(TransB), M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else if (layout == kRowMajor)
+      system_dgemm(t(TransB), t(TransA), N, M, K, alpha, B, ldb, A, lda, beta, C, ldc);
+  };
+  if (depth() > 0) {
+    stats().internal.fetch_add(1, std::memory_order_relaxed);
+    forward();
+    return;
+  }
+  Stats& S = stats();
+  S.calls.fetch_add(1, std::memory_order_relaxed);
+  S.per_api[1].fetch_add(1, std::memory_order_relaxed);
+  auto trans = [](int x) { return x == kNoTrans ? 'N' : x == kTrans ? 'T' : x == kConjTrans ? 'C' : '\0'; };
+  // The column-major problem: row-major C = op(A) op(B) is C^T = op(B)^T op(A)^T.
+  const bool col = layout == kColMajor;
+  const char ta = trans(col ? TransA : TransB), tb = trans(col ? TransB : TransA);
+  const int m = col ? M : N, n = col ? N : M;
+  const double* a = col ? A : B;
+  const double* b = col ? B : A;
+  const int la = col ? lda : ldb, lb = col ? ldb : lda;
+  if ((layout != kColMajor && layout != kRowMajor) || !ta || !tb || check_dgemm(ta, tb, m, n, K, la, lb, ldc)) {
+    // The system cblas_dgemm reports it (its cblas_xerbla numbering, row-major remapping included).
+    S.decline(kInvalidArgs);
+    DepthGuard guard;
+    forward();
+    return;
+  }
+  gemm(1, ta, tb, m, n, K, alpha, a, la, b, lb, beta, C, ldc, forward);
+}
+
+// ---- counters (docs/dropin.md) ----------------------------------------------------------------------
+__attribute__((visibility("default"))) unsigned long long ozgemmBlasCounter(const char* name) {
+  return stats().get(name);
+}
+__attribute__((visibility("default"))) size_t ozgemmBlasStatsJson(char* buf, size_t len) {
+  const std::string j = stats().json();
+  if (buf && len) {
+    const size_t n = std::min(len - 1, j.size());
+    std::memcpy(buf, j.data(), n);
+    buf[n] = '\0';
+  }
+  return j.size();
+}
+__attribute__((visibility("default"))) void ozgemmBlasResetStats(void) { stats().reset(); }
+__attribute__((visibility("default"))) int ozgemmBlasSetEnabled(int on) {
+  Config& cfg = config();
+  const bool prev = cfg.enabled.load();
+  if (on >= 0) cfg.enabled.store(on != 0);
+  return prev ? 1 : 0;
+}
+
+}  // extern "C"
+
+namespace {
+__attribute__((destructor)) void report_at_exit() {
+  Config& cfg = config();
+  Stats& S = stats();
+  // A process that never called a GEMM (e.g. a tool spawned by the program, inheriting LD_PRELOAD)
+  // stays silent and leaves the stats file alone.
+  if (S.calls.load() == 0 && S.internal.load() == 0) return;
+  if (cfg.log == LogMode::Summary || cfg.log == LogMode::All) S.print_summary();
+  if (!cfg.stats_file.empty()) {
+    std::string path = cfg.stats_file;
+    const size_t p = path.find("%p");
+    if (p != std::string::npos) path.replace(p, 2, std::to_string(getpid()));
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+      std::fprintf(f, "%s\n", S.json().c_str());
+      std::fclose(f);
+    } else {
+      say(kPrefix, "cannot write the stats file %s", path.c_str());
+    }
+  }
+}
+}  // namespace

@@ -1,0 +1,226 @@
+"""tests/dropin/device_frameworks.py — PyTorch or CuPy float64 GEMMs under the preloaded
+libozgemm_hook.so (run by run_device.sh on a GPU machine).
+
+Every case runs twice in this one process: with the hook switched off at run time
+(ozgemmHookSetEnabled(0): every call goes to cuBLAS, the "hook off" reference) and on. For each case
+it prints, and appends as one JSON line to --json: the hook's counters for the "on" run (calls seen,
+intercepted, declined and why, per cuBLAS entry point, emulated / native by ozgemm's choice) and the
+max relative error max|C_on - C_off| / max|C_off|. A case passes when the hook intercepted at least
+one call (the graph-capture case: when it declined every call as graph-capture and the replayed
+graph gives the reference result) and the result is finite.
+
+The library must be preloaded (LD_PRELOAD=.../libozgemm_hook.so); run_device.sh sets
+OZGEMM_HOOK_MIN_SIZE=0 so that the small batched cases are taken too.
+"""
+import argparse
+import ctypes
+import json
+import os
+import sys
+import time
+
+p = argparse.ArgumentParser()
+p.add_argument("--framework", choices=["torch", "cupy"], required=True)
+p.add_argument("--lib", required=True, help="path of the preloaded libozgemm_hook.so")
+p.add_argument("--json", help="append one JSON line per case here")
+p.add_argument("--only", help="comma-separated case names")
+p.add_argument("--tag", default="", help="label for the JSON lines (e.g. the accuracy setting)")
+args = p.parse_args()
+
+if args.lib not in os.environ.get("LD_PRELOAD", "") and os.path.basename(args.lib) not in os.environ.get(
+        "LD_PRELOAD", ""):
+    sys.exit("device_frameworks.py: run with LD_PRELOAD=%s" % args.lib)
+hook = ctypes.CDLL(args.lib)  # the preloaded copy
+hook.ozgemmHookSetEnabled.restype = ctypes.c_int
+hook.ozgemmHookSetEnabled.argtypes = [ctypes.c_int]
+hook.ozgemmHookStatsJson.restype = ctypes.c_size_t
+hook.ozgemmHookStatsJson.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+
+
+def stats():
+    buf = ctypes.create_string_buffer(8192)
+    hook.ozgemmHookStatsJson(buf, len(buf))
+    return json.loads(buf.value.decode())
+
+
+results = []
+
+
+def record(case, expect, st, err, note=""):
+    reasons = {k: v for k, v in st["declined_by_reason"].items() if v}
+    apis = {k: v for k, v in st["calls_by_api"].items() if v}
+    if expect == "intercept":
+        ok = st["intercepted"] > 0 and err is not None and err == err and err < 1e-6
+    elif expect == "graph-decline":
+        ok = st["intercepted"] == 0 and reasons.get("graph-capture", 0) > 0 and err is not None and err < 1e-12
+    else:
+        ok = True
+    r = {"framework": args.framework, "tag": args.tag, "case": case, "expect": expect, "ok": bool(ok),
+         "calls": st["calls"], "intercepted": st["intercepted"], "declined": st["declined"],
+         "declined_by_reason": reasons, "calls_by_api": apis, "matrices": st["gemms"], "emulated": st["emulated"],
+         "ozgemm_native": st["ozgemm_native"], "unreported": st.get("unreported", 0),
+         "slices": st["emulated_by_slices"], "max_rel_err_vs_hook_off": err, "note": note}
+    results.append(r)
+    print("%-5s %-6s %-44s intercepted %3d/%-3d  matrices %3d (emulated %3d, native %3d)  err %-9s  %s %s%s" % (
+        "PASS" if ok else "FAIL", args.framework, case, st["intercepted"], st["calls"], st["gemms"], st["emulated"],
+        st["ozgemm_native"], "%.2e" % err if err is not None else "n/a", ",".join(apis),
+        ("declined: " + json.dumps(reasons)) if reasons else "", (" — " + note) if note else ""), flush=True)
+    if args.json:
+        with open(args.json, "a") as f:
+            f.write(json.dumps(r) + "\n")
+
+
+def wanted(name):
+    return not args.only or name in args.only.split(",")
+
+
+# ---------------------------------------------------------------------------------------------
+if args.framework == "torch":
+    import torch
+
+    assert torch.cuda.is_available(), "no CUDA device for torch"
+    try:
+        prev = torch.backends.cuda.preferred_blas_library()
+        torch.backends.cuda.preferred_blas_library("cublas")  # the default on CUDA; made explicit
+        print("torch %s (CUDA %s), preferred BLAS library was %s, now cublas; DISABLE_ADDMM_CUDA_LT=%s" % (
+            torch.__version__, torch.version.cuda, prev, os.environ.get("DISABLE_ADDMM_CUDA_LT", "unset")))
+    except Exception as e:  # older torch
+        print("torch %s: preferred_blas_library unavailable (%s)" % (torch.__version__, e))
+    dev = torch.device("cuda")
+    g = torch.Generator(device="cpu").manual_seed(5)
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64).to(dev)
+
+    def sync():
+        torch.cuda.synchronize()
+
+    def relerr(x, ref):
+        d = (x - ref).abs().max().item()
+        s = ref.abs().max().item()
+        return d / s if s else d
+
+    A, B, C = rnd(1024, 768), rnd(768, 512), rnd(1024, 512)
+    At = rnd(768, 1024)  # At.t() is a non-contiguous (transposed) view
+    bias = rnd(512)
+    X3, Y3 = rnd(8, 256, 192), rnd(8, 192, 128)
+    cases = [
+        ("matmul 1024x768 @ 768x512", "intercept", lambda: A @ B, ""),
+        ("matmul transposed view At.t() @ B", "intercept", lambda: torch.matmul(At.t(), B), ""),
+        ("addmm 2-D C, beta=0.5 alpha=2", "intercept", lambda: torch.addmm(C, A, B, beta=0.5, alpha=2.0), ""),
+        ("addmm 1-D bias", "intercept" if os.environ.get("DISABLE_ADDMM_CUDA_LT") == "1" else "report",
+         lambda: torch.addmm(bias, A, B),
+         "cuBLASLt epilogue path unless DISABLE_ADDMM_CUDA_LT=1"),
+        ("bmm 8x256x192 @ 8x192x128", "intercept", lambda: torch.bmm(X3, Y3), ""),
+        ("matmul 3-D @ 3-D (batched)", "intercept", lambda: torch.matmul(X3, Y3), ""),
+        ("matmul 3-D @ 2-D (folded to one GEMM)", "intercept", lambda: torch.matmul(X3, Y3[0]), ""),
+        ("einsum bij,bjk->bik", "intercept", lambda: torch.einsum("bij,bjk->bik", X3, Y3), ""),
+    ]
+    for name, expect, fn, note in cases:
+        if not wanted(name):
+            continue
+        hook.ozgemmHookSetEnabled(0)
+        ref = fn()
+        sync()
+        hook.ozgemmHookResetStats()
+        hook.ozgemmHookSetEnabled(1)
+        out = fn()
+        sync()
+        st = stats()
+        record(name, expect, st, relerr(out, ref), note)
+
+    name = "CUDA graph capture of A @ B"
+    if wanted(name):
+        hook.ozgemmHookSetEnabled(1)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):  # warm-up outside the capture, as torch asks
+            for _ in range(2):
+                A @ B
+        torch.cuda.current_stream().wait_stream(s)
+        sync()
+        hook.ozgemmHookResetStats()
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                gout = A @ B
+            graph.replay()
+            sync()
+            st = stats()
+            hook.ozgemmHookSetEnabled(0)
+            ref = A @ B
+            sync()
+            hook.ozgemmHookSetEnabled(1)
+            record(name, "graph-decline", st, relerr(gout, ref), "declining inside a capture is the expected outcome")
+        except Exception as e:
+            record(name, "graph-decline", stats(), None, "capture failed: %s" % e)
+
+# ---------------------------------------------------------------------------------------------
+else:
+    import cupy as cp
+
+    print("cupy %s (CUDA runtime %s)" % (cp.__version__, cp.cuda.runtime.runtimeGetVersion()))
+    rs = cp.random.RandomState(7)
+
+    def rnd(*shape):
+        return rs.standard_normal(shape, dtype=cp.float64)
+
+    def sync():
+        cp.cuda.Device().synchronize()
+
+    def relerr(x, ref):
+        d = float(cp.abs(x - ref).max())
+        s = float(cp.abs(ref).max())
+        return d / s if s else d
+
+    A, B = rnd(1024, 768), rnd(768, 512)
+    At = rnd(768, 1024)
+    X3, Y3 = rnd(8, 256, 192), rnd(8, 192, 128)
+    X4, Y4 = rnd(4, 1, 128, 96), rnd(1, 3, 96, 64)
+    cases = [
+        ("matmul 1024x768 @ 768x512", lambda: cp.matmul(A, B)),
+        ("dot 2-D", lambda: cp.dot(A, B)),
+        ("matmul transposed view At.T @ B", lambda: cp.matmul(At.T, B)),
+        ("matmul F-order operand", lambda: cp.matmul(cp.asfortranarray(A), B)),
+        ("matmul 3-D @ 3-D (batched)", lambda: cp.matmul(X3, Y3)),
+        ("matmul 4-D broadcast (pointer-array batched)", lambda: cp.matmul(X4, Y4)),
+        ("tensordot axes=1", lambda: cp.tensordot(A, B, axes=1)),
+    ]
+    for name, fn in cases:
+        if not wanted(name):
+            continue
+        hook.ozgemmHookSetEnabled(0)
+        ref = fn()
+        sync()
+        hook.ozgemmHookResetStats()
+        hook.ozgemmHookSetEnabled(1)
+        out = fn()
+        sync()
+        record(name, "intercept", stats(), relerr(out, ref))
+
+    name = "CUDA graph capture of A @ B"
+    if wanted(name):
+        hook.ozgemmHookSetEnabled(1)
+        cp.matmul(A, B)  # warm-up outside the capture
+        sync()
+        s = cp.cuda.Stream(non_blocking=True)
+        hook.ozgemmHookResetStats()
+        try:
+            with s:
+                s.begin_capture()
+                gout = cp.matmul(A, B)
+                graph = s.end_capture()
+            graph.launch(stream=s)
+            s.synchronize()
+            st = stats()
+            hook.ozgemmHookSetEnabled(0)
+            ref = cp.matmul(A, B)
+            sync()
+            hook.ozgemmHookSetEnabled(1)
+            record(name, "graph-decline", st, relerr(gout, ref), "declining inside a capture is the expected outcome")
+        except Exception as e:
+            record(name, "graph-decline", stats(), None, "capture failed: %s: %s" % (type(e).__name__, e))
+
+bad = [r for r in results if not r["ok"]]
+print("%s %s: %d cases, %d failed" % (args.framework, args.tag, len(results), len(bad)), flush=True)
+sys.exit(1 if bad else 0)

@@ -1,0 +1,375 @@
+// tests/dropin/mock/hook_mock_client.cpp — libozgemm_hook.so's GPU path on a CPU: this program links
+// the mock libcublas.so.13 (mock_cublas.cpp) and runs under LD_PRELOAD=libozgemm_hook.so with
+// OZGEMM_LIBRARY=<mock libozgemm> (mock_ozgemm.cpp). Every hooked entry point, the handle's stream,
+// pointer mode and math mode, graph capture, alpha == 0, overlapping strided C, a failure part-way
+// through a batch, the legacy API, several threads with their own handles, and cublasDestroy_v2 are
+// exercised; every result is compared bit-for-bit with the host reference and the hook's counters
+// with what each case must do. OZGEMM_HOOK_ACCURACY decides what the mock runs: a slice count gives
+// "emulated" results, fp64 (default) makes the mock run native through cublasDgemm_v2, which must
+// pass through the hook (counted as internal). Run by run_hook_mock.sh; expects
+// OZGEMM_HOOK_MIN_SIZE=0 and OZGEMM_HOOK_MAX_BATCH=8.
+#include <cublas_api.h>
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mock_gemm.hpp"
+
+extern "C" {
+long mock_cublas_native_calls(void);
+long mock_cublas_live_handles(void);
+cublasStatus_t cublasInit(void);
+cublasStatus_t cublasShutdown(void);
+cublasStatus_t cublasSetKernelStream(cudaStream_t);
+cublasStatus_t cublasGetError(void);
+void cublasDgemm(char, char, int, int, int, double, const double*, int, const double*, int, double, double*, int);
+}
+
+namespace {
+int g_bad = 0;
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (!(cond)) {                                         \
+      std::fprintf(stderr, "FAIL line %d: ", __LINE__);   \
+      std::fprintf(stderr, __VA_ARGS__);                   \
+      std::fprintf(stderr, "\n");                          \
+      ++g_bad;                                             \
+    }                                                      \
+  } while (0)
+
+using Counter = unsigned long long (*)(const char*);
+Counter counter;
+// The mock libozgemm's own counters; it is loaded (by the hook) at the first call the hook takes.
+template <typename R>
+R mock_get(const char* name, R fallback) {
+  const char* path = std::getenv("OZGEMM_LIBRARY");
+  void* lib = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  auto f = lib ? reinterpret_cast<R (*)()>(dlsym(lib, name)) : nullptr;
+  const R r = f ? f() : fallback;
+  if (lib) dlclose(lib);
+  return r;
+}
+long created() { return mock_get<long>("mock_ozgemm_created", -1); }
+long destroyed() { return mock_get<long>("mock_ozgemm_destroyed", -1); }
+long oz_calls() { return mock_get<long>("mock_ozgemm_calls", -1); }
+cudaStream_t last_stream() { return mock_get<cudaStream_t>("mock_ozgemm_last_stream", nullptr); }
+
+std::vector<double> rnd(size_t n, uint64_t seed) {
+  std::vector<double> v(n);
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 7;
+  for (auto& x : v) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    x = double(int64_t(s % 2001) - 1000) / 128.0;
+  }
+  return v;
+}
+
+struct Problem {
+  int m = 13, n = 11, k = 9, lda, ldb, ldc, batch;
+  cublasOperation_t ta, tb;
+  long long sa, sb, sc;
+  std::vector<double> A, B, C, ref;
+  Problem(cublasOperation_t ta_, cublasOperation_t tb_, int batch_, uint64_t seed) : batch(batch_), ta(ta_), tb(tb_) {
+    lda = (ta == CUBLAS_OP_N ? m : k) + 1;
+    ldb = (tb == CUBLAS_OP_N ? k : n) + 2;
+    ldc = m + 3;
+    sa = (long long)lda * (ta == CUBLAS_OP_N ? k : m) + 5;
+    sb = (long long)ldb * (tb == CUBLAS_OP_N ? n : k) + 1;
+    sc = (long long)ldc * n + 2;
+    A = rnd(size_t(sa * batch), seed);
+    B = rnd(size_t(sb * batch), seed + 1);
+    C = rnd(size_t(sc * batch), seed + 2);
+    ref = C;
+  }
+  void reference(double alpha, double beta) {
+    for (int i = 0; i < batch; ++i)
+      mock::gemm(ta == CUBLAS_OP_N, tb == CUBLAS_OP_N, m, n, k, alpha, A.data() + i * sa, lda, B.data() + i * sb, ldb,
+                 beta, ref.data() + i * sc, ldc);
+  }
+  bool same() const { return std::memcmp(C.data(), ref.data(), C.size() * sizeof(double)) == 0; }
+  std::vector<const double*> pa() { std::vector<const double*> p; for (int i = 0; i < batch; ++i) p.push_back(A.data() + i * sa); return p; }
+  std::vector<const double*> pb() { std::vector<const double*> p; for (int i = 0; i < batch; ++i) p.push_back(B.data() + i * sb); return p; }
+  std::vector<double*> pc() { std::vector<double*> p; for (int i = 0; i < batch; ++i) p.push_back(C.data() + i * sc); return p; }
+};
+
+unsigned long long c(const char* n) { return counter(n); }
+
+}  // namespace
+
+int main() {
+  counter = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "ozgemmHookCounter"));
+  if (!counter) {
+    std::fprintf(stderr, "FAIL: the hook is not preloaded\n");
+    return 1;
+  }
+  if (const char* e = std::getenv("HOOK_MOCK_EXPECT"); e && !std::strcmp(e, "unavailable")) {
+    // libozgemm missing (OZGEMM_LIBRARY points nowhere) or no GPU (MOCK_NO_GPU=1): cuBLAS runs everything.
+    cublasHandle_t h;
+    cublasCreate_v2(&h);
+    const double alpha = 2.0, beta = 0.5;
+    for (int i = 0; i < 3; ++i) {
+      Problem p(CUBLAS_OP_N, CUBLAS_OP_T, 1, 40 + i);
+      p.reference(alpha, beta);
+      const cublasStatus_t st = cublasDgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.B.data(),
+                                               p.ldb, &beta, p.C.data(), p.ldc);
+      CHECK(st == CUBLAS_STATUS_SUCCESS && p.same(), "call %d: status %d, result %s", i, st, p.same() ? "right" : "WRONG");
+    }
+    cublasDestroy_v2(h);
+    // ozgemm-unavailable: no libozgemm or ozgemmCreate failed; cuda-error: the real CUDA runtime
+    // (the real libozgemm loaded) finds no device already at the stream query.
+    CHECK(c("intercepted") == 0 && c("declined:ozgemm-unavailable") + c("declined:cuda-error") == 3,
+          "intercepted %llu, ozgemm-unavailable %llu, cuda-error %llu", c("intercepted"),
+          c("declined:ozgemm-unavailable"), c("declined:cuda-error"));
+    std::printf("%s: ozgemm unavailable, %llu calls went to cuBLAS\n", g_bad ? "FAIL" : "OK", c("declined"));
+    return g_bad ? 1 : 0;
+  }
+  const char* acc = std::getenv("OZGEMM_HOOK_ACCURACY");
+  const bool fixed = acc && std::atoi(acc) > 0;
+  std::printf("hook mock test, %s mode\n", fixed ? "FIXED (mock emulates)" : "FP64 (mock runs native via cuBLAS)");
+
+  cublasHandle_t h;
+  cublasCreate_v2(&h);
+  const cudaStream_t s1 = reinterpret_cast<cudaStream_t>(uintptr_t(0x1234));
+  cublasSetStream_v2(h, s1);
+  const double alpha = 1.5, beta = -0.25, zero = 0.0;
+  const cublasOperation_t N = CUBLAS_OP_N, T = CUBLAS_OP_T, Cc = CUBLAS_OP_C;
+  unsigned long long want_intercepted = 0, want_gemms = 0;
+
+  // 1. every entry point, intercepted, results bit-for-bit
+  int seed = 1;
+  auto single = [&](const char* name, auto&& call, cublasOperation_t ta, cublasOperation_t tb) {
+    Problem p(ta, tb, 1, seed += 3);
+    p.reference(alpha, beta);
+    const auto before = c("intercepted");
+    const cublasStatus_t st = call(p);
+    CHECK(st == CUBLAS_STATUS_SUCCESS, "%s status %d", name, st);
+    CHECK(p.same(), "%s result differs", name);
+    CHECK(c("intercepted") == before + 1, "%s not intercepted", name);
+    ++want_intercepted, ++want_gemms;
+  };
+  single("cublasDgemm_v2 NT", [&](Problem& p) {
+    return cublasDgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.B.data(), p.ldb, &beta, p.C.data(), p.ldc);
+  }, N, T);
+  CHECK(created() == 1, "one ozgemm handle expected, %ld", created());
+  CHECK(last_stream() == s1, "ozgemm did not run on the handle's stream");
+  single("cublasDgemm_v2_64 CN", [&](Problem& p) {
+    return cublasDgemm_v2_64(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.B.data(), p.ldb, &beta, p.C.data(), p.ldc);
+  }, Cc, N);
+  single("cublasGemmEx TT", [&](Problem& p) {
+    return cublasGemmEx(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), CUDA_R_64F, p.lda, p.B.data(), CUDA_R_64F,
+                        p.ldb, &beta, p.C.data(), CUDA_R_64F, p.ldc, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+  }, T, T);
+  single("cublasGemmEx_64 NN", [&](Problem& p) {
+    return cublasGemmEx_64(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), CUDA_R_64F, p.lda, p.B.data(), CUDA_R_64F,
+                           p.ldb, &beta, p.C.data(), CUDA_R_64F, p.ldc, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+  }, N, N);
+  auto batched = [&](const char* name, auto&& call, int batch, bool intercept) {
+    Problem p(T, N, batch, seed += 3);
+    p.reference(alpha, beta);
+    const auto before = c("intercepted");
+    const cublasStatus_t st = call(p);
+    CHECK(st == CUBLAS_STATUS_SUCCESS, "%s status %d", name, st);
+    CHECK(p.same(), "%s result differs", name);
+    CHECK(c("intercepted") == before + (intercept ? 1 : 0), "%s: intercepted %llu -> %llu", name, before,
+          c("intercepted"));
+    if (intercept) ++want_intercepted, want_gemms += batch;
+  };
+  batched("cublasDgemmStridedBatched", [&](Problem& p) {
+    return cublasDgemmStridedBatched(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.sa, p.B.data(), p.ldb,
+                                     p.sb, &beta, p.C.data(), p.ldc, p.sc, p.batch);
+  }, 3, true);
+  batched("cublasDgemmStridedBatched_64", [&](Problem& p) {
+    return cublasDgemmStridedBatched_64(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.sa, p.B.data(),
+                                        p.ldb, p.sb, &beta, p.C.data(), p.ldc, p.sc, p.batch);
+  }, 4, true);
+  batched("cublasDgemmBatched", [&](Problem& p) {
+    auto a = p.pa(); auto b = p.pb(); auto cc = p.pc();
+    return cublasDgemmBatched(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, a.data(), p.lda, b.data(), p.ldb, &beta, cc.data(),
+                              p.ldc, p.batch);
+  }, 3, true);
+  batched("cublasDgemmBatched_64", [&](Problem& p) {
+    auto a = p.pa(); auto b = p.pb(); auto cc = p.pc();
+    return cublasDgemmBatched_64(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, a.data(), p.lda, b.data(), p.ldb, &beta,
+                                 cc.data(), p.ldc, p.batch);
+  }, 2, true);
+  batched("cublasGemmStridedBatchedEx", [&](Problem& p) {
+    return cublasGemmStridedBatchedEx(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), CUDA_R_64F, p.lda, p.sa,
+                                      p.B.data(), CUDA_R_64F, p.ldb, p.sb, &beta, p.C.data(), CUDA_R_64F, p.ldc, p.sc,
+                                      p.batch, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+  }, 3, true);
+  batched("cublasGemmStridedBatchedEx_64", [&](Problem& p) {
+    return cublasGemmStridedBatchedEx_64(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), CUDA_R_64F, p.lda, p.sa,
+                                         p.B.data(), CUDA_R_64F, p.ldb, p.sb, &beta, p.C.data(), CUDA_R_64F, p.ldc,
+                                         p.sc, p.batch, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+  }, 2, true);
+  batched("cublasGemmBatchedEx", [&](Problem& p) {
+    auto a = p.pa(); auto b = p.pb(); auto cc = p.pc();
+    return cublasGemmBatchedEx(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, (const void* const*)a.data(), CUDA_R_64F, p.lda,
+                               (const void* const*)b.data(), CUDA_R_64F, p.ldb, &beta, (void* const*)cc.data(),
+                               CUDA_R_64F, p.ldc, p.batch, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+  }, 3, true);
+  batched("cublasGemmBatchedEx_64", [&](Problem& p) {
+    auto a = p.pa(); auto b = p.pb(); auto cc = p.pc();
+    return cublasGemmBatchedEx_64(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, (const void* const*)a.data(), CUDA_R_64F,
+                                  p.lda, (const void* const*)b.data(), CUDA_R_64F, p.ldb, &beta,
+                                  (void* const*)cc.data(), CUDA_R_64F, p.ldc, p.batch, CUBLAS_COMPUTE_64F,
+                                  CUBLAS_GEMM_DEFAULT);
+  }, 2, true);
+  // batch past OZGEMM_HOOK_MAX_BATCH=8: cuBLAS
+  batched("strided batch of 9 (> max batch)", [&](Problem& p) {
+    return cublasDgemmStridedBatched(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.sa, p.B.data(), p.ldb,
+                                     p.sb, &beta, p.C.data(), p.ldc, p.sc, p.batch);
+  }, 9, false);
+  CHECK(c("declined:batch-too-large") == 1, "batch-too-large %llu", c("declined:batch-too-large"));
+
+  // 2. device pointer mode: alpha/beta read from "device" memory, intercepted
+  cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_DEVICE);
+  single("device pointer mode", [&](Problem& p) {
+    return cublasDgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.B.data(), p.ldb, &beta, p.C.data(), p.ldc);
+  }, N, N);
+  cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_HOST);
+
+  // 3. declined: pedantic math, cuBLAS's own FP64 emulation, pedantic compute type, graph capture,
+  //    alpha == 0, k == 0, overlapping strided C, an FP32 GemmEx. Results still right (cuBLAS ran).
+  auto declined = [&](const char* name, const char* reason, auto&& call, double al = 1.5, int k = 9) {
+    Problem p(N, T, 1, seed += 3);
+    p.k = k;
+    p.reference(al, beta);
+    const auto before = c("intercepted"), before_r = c((std::string("declined:") + reason).c_str());
+    const long calls_before = oz_calls();
+    const cublasStatus_t st = call(p, al);
+    CHECK(st == CUBLAS_STATUS_SUCCESS, "%s status %d", name, st);
+    CHECK(p.same(), "%s result differs", name);
+    CHECK(c("intercepted") == before, "%s was intercepted", name);
+    CHECK(c((std::string("declined:") + reason).c_str()) == before_r + 1, "%s not declined as %s", name, reason);
+    CHECK(oz_calls() == calls_before, "%s reached ozgemm", name);
+  };
+  auto dgemm = [&](Problem& p, double al) {
+    return cublasDgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &al, p.A.data(), p.lda, p.B.data(), p.ldb, &beta, p.C.data(), p.ldc);
+  };
+  cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+  declined("pedantic math", "pedantic-math", dgemm);
+  cublasSetMathMode(h, cublasMath_t(8 | 16));  // FP64 emulated fixed point | disallow reduced precision
+  declined("cuBLAS FP64 emulation math", "cublas-fp64-emulation", dgemm);
+  cublasSetMathMode(h, CUBLAS_TF32_TENSOR_OP_MATH);  // irrelevant to FP64: intercepted
+  single("TF32 math mode (FP64 call)", [&](Problem& p) {
+    return cublasDgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.B.data(), p.ldb, &beta, p.C.data(), p.ldc);
+  }, N, N);
+  cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+  declined("64F_PEDANTIC compute", "pedantic-math", [&](Problem& p, double al) {
+    return cublasGemmEx(h, p.ta, p.tb, p.m, p.n, p.k, &al, p.A.data(), CUDA_R_64F, p.lda, p.B.data(), CUDA_R_64F, p.ldb,
+                        &beta, p.C.data(), CUDA_R_64F, p.ldc, CUBLAS_COMPUTE_64F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
+  });
+  cublasSetStream_v2(h, reinterpret_cast<cudaStream_t>(uintptr_t(0x5ca9)));  // the mock's "capturing" stream
+  declined("graph capture", "graph-capture", dgemm);
+  cublasSetStream_v2(h, s1);
+  declined("alpha == 0", "alpha-zero", dgemm, 0.0);
+  declined("k == 0", "empty", dgemm, 1.5, 0);
+  {
+    Problem p(N, N, 3, seed += 3);
+    p.sc = 5;  // C matrices overlap
+    p.ref = p.C;
+    p.reference(alpha, beta);
+    const auto before = c("declined:overlapping-c");
+    cublasDgemmStridedBatched(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.sa, p.B.data(), p.ldb, p.sb,
+                              &beta, p.C.data(), p.ldc, p.sc, p.batch);
+    CHECK(p.same(), "overlapping C result differs");
+    CHECK(c("declined:overlapping-c") == before + 1, "overlapping C not declined");
+  }
+
+  // 4. ozgemm fails part-way through a batch: matrices 0-1 by ozgemm, the rest by cuBLAS, result right
+  {
+    const long done = oz_calls();
+    setenv("MOCK_OZGEMM_FAIL_AFTER", std::to_string(done + 2).c_str(), 1);
+    Problem p(N, N, 5, seed += 3);
+    p.reference(alpha, beta);
+    const auto failed = c("failed");
+    const long native = mock_cublas_native_calls();
+    const cublasStatus_t st = cublasDgemmStridedBatched(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.sa,
+                                                        p.B.data(), p.ldb, p.sb, &beta, p.C.data(), p.ldc, p.sc,
+                                                        p.batch);
+    CHECK(st == CUBLAS_STATUS_SUCCESS && p.same(), "batch with a failure: status %d, result %s", st,
+          p.same() ? "right" : "WRONG");
+    CHECK(c("failed") == failed + 1, "failure not counted");
+    CHECK(oz_calls() == done + 2, "ozgemm ran %ld matrices, want 2", oz_calls() - done);
+    CHECK(mock_cublas_native_calls() - native == (fixed ? 3 : 5), "cuBLAS ran %ld matrices",
+          mock_cublas_native_calls() - native);
+    unsetenv("MOCK_OZGEMM_FAIL_AFTER");
+    want_gemms += 2;
+  }
+
+  // 5. legacy API: intercepted on the cublasSetKernelStream stream once cublasInit succeeded
+  {
+    Problem p(T, N, 1, seed += 3);
+    p.reference(alpha, beta);
+    const auto before = c("intercepted");
+    cublasDgemm('T', 'N', p.m, p.n, p.k, alpha, p.A.data(), p.lda, p.B.data(), p.ldb, beta, p.C.data(), p.ldc);
+    CHECK(cublasGetError() == CUBLAS_STATUS_NOT_INITIALIZED, "legacy call before cublasInit must fail in cuBLAS");
+    CHECK(c("declined:legacy-not-initialised") == 1, "legacy before init not declined");
+    cublasInit();
+    const cudaStream_t s2 = reinterpret_cast<cudaStream_t>(uintptr_t(0x777));
+    cublasSetKernelStream(s2);
+    cublasDgemm('T', 'N', p.m, p.n, p.k, alpha, p.A.data(), p.lda, p.B.data(), p.ldb, beta, p.C.data(), p.ldc);
+    CHECK(p.same(), "legacy result differs");
+    CHECK(c("intercepted") == before + 1, "legacy cublasDgemm not intercepted");
+    CHECK(last_stream() == s2, "legacy call not on the kernel stream");
+    ++want_intercepted, ++want_gemms;
+    cublasShutdown();
+  }
+
+  // 6. threads, each with its own handle
+  {
+    const auto before = c("intercepted");
+    std::vector<std::thread> ts;
+    int bad[4] = {0, 0, 0, 0};
+    for (int t = 0; t < 4; ++t)
+      ts.emplace_back([&, t] {
+        cublasHandle_t th;
+        cublasCreate_v2(&th);
+        cublasSetStream_v2(th, reinterpret_cast<cudaStream_t>(uintptr_t(0x1000 + t)));
+        for (int i = 0; i < 25; ++i) {
+          Problem p(i % 2 ? N : T, N, 1, 1000 + t * 100 + i);
+          p.reference(alpha, beta);
+          cublasDgemm_v2(th, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.B.data(), p.ldb, &beta,
+                         p.C.data(), p.ldc);
+          bad[t] += !p.same();
+        }
+        cublasDestroy_v2(th);
+      });
+    for (auto& t : ts) t.join();
+    CHECK(bad[0] + bad[1] + bad[2] + bad[3] == 0, "threads: %d wrong results", bad[0] + bad[1] + bad[2] + bad[3]);
+    CHECK(c("intercepted") == before + 100, "threads: %llu intercepted, want 100", c("intercepted") - before);
+    want_intercepted += 100, want_gemms += 100;
+  }
+
+  // 7. counters, re-entrancy, destruction
+  cublasDestroy_v2(h);
+  std::printf("created %ld ozgemm handles, destroyed %ld; cuBLAS handles alive %ld\n", created(), destroyed(),
+              mock_cublas_live_handles());
+  CHECK(created() == 6 && destroyed() == 6, "ozgemm handles: created %ld destroyed %ld (want 6: main, legacy, 4 threads)",
+        created(), destroyed());
+  CHECK(mock_cublas_live_handles() == 0, "%ld cuBLAS handles left (libozgemm's internal cublasDestroy_v2 lost?)",
+        mock_cublas_live_handles());
+  CHECK(c("intercepted") == want_intercepted, "intercepted %llu want %llu", c("intercepted"), want_intercepted);
+  CHECK(c("gemms") == want_gemms, "gemms %llu want %llu", c("gemms"), want_gemms);
+  if (fixed) {
+    CHECK(c("emulated") == want_gemms && c("ozgemm_native") == 0, "emulated %llu native %llu", c("emulated"),
+          c("ozgemm_native"));
+    CHECK(c("internal") == 0, "internal %llu", c("internal"));
+  } else {
+    CHECK(c("ozgemm_native") == want_gemms && c("emulated") == 0, "emulated %llu native %llu", c("emulated"),
+          c("ozgemm_native"));
+    // libozgemm's own cublasDgemm_v2 calls came back through the hook and went straight through.
+    CHECK(c("internal") == want_gemms, "internal %llu want %llu", c("internal"), want_gemms);
+  }
+  CHECK(c("calls") == c("intercepted") + c("declined"), "calls %llu != intercepted + declined", c("calls"));
+  std::printf("%s: %llu calls, %llu intercepted, %llu matrices, %llu declined, %llu internal\n",
+              g_bad ? "FAIL" : "OK", c("calls"), c("intercepted"), c("gemms"), c("declined"), c("internal"));
+  return g_bad ? 1 : 0;
+}

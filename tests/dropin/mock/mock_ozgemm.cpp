@@ -1,0 +1,153 @@
+// tests/dropin/mock/mock_ozgemm.cpp — a stand-in libozgemm (and the CUDA runtime calls the drop-ins
+// make through it) for the CPU tests of the drop-ins' GPU paths: "device" memory is host memory,
+// copies are memcpy, streams are opaque values. ozgemmDgemm computes on the host (mock_gemm.hpp):
+// FIXED mode (slices > 0) reports an emulated variant; FP64 mode runs "native" by calling
+// cublasDgemm_v2 on an internal handle, as the real library's native path does, so that call goes
+// through the preloaded hook (the re-entrancy test). Fault injection by environment:
+//   MOCK_OZGEMM_FAIL_AFTER=N  ozgemmDgemm fails (EXECUTION_FAILED) after N successful calls
+//   MOCK_D2H_FAIL_AT=N        the N-th device-to-host copy fails (1-based)
+//   MOCK_NO_GPU=1             cudaGetDeviceCount reports no device; ozgemmCreate ARCH_MISMATCH
+// A stream equal to (cudaStream_t)0x5ca9 is "being captured".
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "mock_gemm.hpp"
+#include "ozgemm/ozgemm.h"
+
+namespace {
+struct Ctx {
+  cudaStream_t stream = nullptr;
+  int slices = 0;
+  ozgemmCallInfo_t last{};
+  cublasHandle_t internal = nullptr;
+};
+std::atomic<long> g_created{0}, g_destroyed{0}, g_calls{0}, g_d2h{0};
+std::atomic<cudaStream_t> g_last_stream{nullptr};
+long env_long(const char* n, long d) {
+  const char* v = std::getenv(n);
+  return v && *v ? std::atol(v) : d;
+}
+const cudaStream_t kCapturing = reinterpret_cast<cudaStream_t>(uintptr_t(0x5ca9));
+}  // namespace
+
+#define API extern "C" __attribute__((visibility("default")))
+
+API long mock_ozgemm_created(void) { return g_created.load(); }
+API long mock_ozgemm_destroyed(void) { return g_destroyed.load(); }
+API long mock_ozgemm_calls(void) { return g_calls.load(); }
+API cudaStream_t mock_ozgemm_last_stream(void) { return g_last_stream.load(); }
+
+API ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* h) {
+  if (env_long("MOCK_NO_GPU", 0)) return OZGEMM_STATUS_ARCH_MISMATCH;
+  auto* c = new Ctx();
+  cublasCreate_v2(&c->internal);
+  *h = reinterpret_cast<ozgemmHandle_t>(c);
+  ++g_created;
+  return OZGEMM_STATUS_SUCCESS;
+}
+API ozgemmStatus_t ozgemmDestroy(ozgemmHandle_t h) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  auto* c = reinterpret_cast<Ctx*>(h);
+  cublasDestroy_v2(c->internal);  // reaches the preloaded hook, which must pass it through
+  delete c;
+  ++g_destroyed;
+  return OZGEMM_STATUS_SUCCESS;
+}
+API ozgemmStatus_t ozgemmSetStream(ozgemmHandle_t h, cudaStream_t s) {
+  reinterpret_cast<Ctx*>(h)->stream = s;
+  return OZGEMM_STATUS_SUCCESS;
+}
+API ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t h, int s) {
+  if (s < 0 || s > OZGEMM_MAX_SLICES) return OZGEMM_STATUS_INVALID_VALUE;
+  reinterpret_cast<Ctx*>(h)->slices = s;
+  return OZGEMM_STATUS_SUCCESS;
+}
+API ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t h, ozgemmCallInfo_t* info) {
+  *info = reinterpret_cast<Ctx*>(h)->last;
+  return OZGEMM_STATUS_SUCCESS;
+}
+API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                               const double* alpha, const double* A, int lda, const double* B, int ldb,
+                               const double* beta, double* C, int ldc) {
+  auto* c = reinterpret_cast<Ctx*>(h);
+  if (!c) return OZGEMM_STATUS_NOT_INITIALIZED;
+  const bool nota = ta == CUBLAS_OP_N, notb = tb == CUBLAS_OP_N;
+  if (m < 0 || n < 0 || k < 0 || lda < (nota ? m : k) || ldb < (notb ? k : n) || ldc < m)
+    return OZGEMM_STATUS_INVALID_VALUE;
+  const long fail_after = env_long("MOCK_OZGEMM_FAIL_AFTER", -1);
+  if (fail_after >= 0 && g_calls.load() >= fail_after) return OZGEMM_STATUS_EXECUTION_FAILED;
+  ++g_calls;
+  g_last_stream = c->stream;
+  if (c->slices > 0) {
+    mock::gemm(nota, notb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
+    c->last = ozgemmCallInfo_t{};
+    c->last.variant = OZGEMM_VARIANT_FULLY_FUSED;
+    c->last.slices = c->slices;
+    std::snprintf(c->last.reason, sizeof c->last.reason, "mock: fixed %d slices", c->slices);
+  } else {
+    cublasSetStream_v2(c->internal, c->stream);
+    if (cublasDgemm_v2(c->internal, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) != CUBLAS_STATUS_SUCCESS)
+      return OZGEMM_STATUS_EXECUTION_FAILED;
+    c->last = ozgemmCallInfo_t{};
+    c->last.variant = OZGEMM_VARIANT_NATIVE;
+    c->last.fell_back = 1;
+    std::snprintf(c->last.reason, sizeof c->last.reason, "mock: fp64 mode ran native");
+  }
+  return OZGEMM_STATUS_SUCCESS;
+}
+API const char* ozgemmGetStatusString(ozgemmStatus_t s) {
+  return s == OZGEMM_STATUS_EXECUTION_FAILED ? "MOCK_EXECUTION_FAILED" : "MOCK_STATUS";
+}
+API const char* ozgemmGetVariantString(ozgemmVariant_t v) { return v == OZGEMM_VARIANT_NATIVE ? "native" : "mock-fused"; }
+
+// ---- the CUDA runtime ------------------------------------------------------------------------------
+API cudaError_t cudaGetDevice(int* d) {
+  *d = 0;
+  return cudaSuccess;
+}
+API cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+API cudaError_t cudaGetDeviceCount(int* n) {
+  *n = env_long("MOCK_NO_GPU", 0) ? 0 : 1;
+  return *n ? cudaSuccess : cudaErrorNoDevice;
+}
+API cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* st) {
+  *st = s == kCapturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+API cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
+  if (kind == cudaMemcpyDeviceToHost) {
+    const long at = env_long("MOCK_D2H_FAIL_AT", 0);
+    if (++g_d2h == at) return cudaErrorLaunchFailure;
+  }
+  std::memcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+API cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
+  *s = reinterpret_cast<cudaStream_t>(uintptr_t(0x5700));
+  return cudaSuccess;
+}
+API cudaError_t cudaMalloc(void** p, size_t b) {
+  *p = std::malloc(b ? b : 1);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+API cudaError_t cudaFree(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+API cudaError_t cudaMallocHost(void** p, size_t b) { return cudaMalloc(p, b); }
+API cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
+API cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
+  *e = reinterpret_cast<cudaEvent_t>(new int(0));
+  return cudaSuccess;
+}
+API cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) { return cudaSuccess; }
+API cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+API cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+API const char* cudaGetErrorString(cudaError_t) { return "mock cuda error"; }

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# tests/dropin/run_blas_tester.sh LIB TESTER — runs a netlib BLAS tester from Debian's libblas-test
+# (xblat3d: Fortran DGEMM, dblat3.in; xdcblat3: CBLAS, din3) with LD_PRELOAD=LIB (libozgemm_blas.so)
+# and checks its report: the DGEMM error-exit and computational tests PASSED, no FAIL/SUSPECT/FATAL
+# line for any routine, END OF TESTS reached, and the library's counters show that it saw the calls.
+# The testers always exit 0, so the report is what counts.
+#
+# Environment: OZGEMM_BLAS_* pass through (e.g. OZGEMM_BLAS_MIN_SIZE=0); OZGEMM_BLAS_TESTER_DIR: a
+# folder holding the tester, its input and (optionally) the libraries it needs (make_dist.sh bundles
+# them), default /usr/lib/<triplet>/blas; OZGEMM_TESTER_LOG_DIR: keep the tester's output there;
+# OZGEMM_EXPECT_OFFLOAD=1: fail unless some calls ran through ozgemm (the GPU or the mock).
+# Exit 77 (skipped) when the tester is not installed.
+set -uo pipefail
+lib="$1" tester="$2"
+dir="${OZGEMM_BLAS_TESTER_DIR:-}"
+if [ -z "$dir" ]; then
+  for d in /usr/lib/*/blas /usr/lib/blas /usr/lib64/blas; do
+    if [ -x "$d/$tester" ]; then dir="$d"; break; fi
+  done
+fi
+if [ -z "$dir" ] || [ ! -x "$dir/$tester" ]; then
+  echo "SKIP: $tester not found (Debian package libblas-test; or set OZGEMM_BLAS_TESTER_DIR)"
+  exit 77
+fi
+case "$tester" in
+  xblat3d) input=dblat3.in; report=dblat3.out
+           must=("DGEMM  PASSED THE TESTS OF ERROR-EXITS" "DGEMM  PASSED THE COMPUTATIONAL TESTS") ;;
+  xdcblat3) input=din3; report=stdout.txt
+            must=("cblas_dgemm  PASSED THE TESTS OF ERROR-EXITS"
+                  "cblas_dgemm  PASSED THE COLUMN-MAJOR COMPUTATIONAL TESTS"
+                  "cblas_dgemm  PASSED THE ROW-MAJOR    COMPUTATIONAL TESTS") ;;
+  *) echo "unknown tester $tester"; exit 2 ;;
+esac
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+libpath="${LD_LIBRARY_PATH:-}"
+# A bundled tester (make_dist.sh) brings its libblas.so.3 and libgfortran.
+if [ -e "$dir/libblas.so.3" ]; then libpath="$dir${libpath:+:$libpath}"; fi
+start=$(date +%s.%N)
+env LD_LIBRARY_PATH="$libpath" LD_PRELOAD="$lib" OZGEMM_BLAS_STATS="$work/stats.json" \
+  OZGEMM_BLAS_LOG="${OZGEMM_BLAS_LOG:-summary}" "$dir/$tester" < "$dir/$input" > stdout.txt 2> stderr.txt
+rc=$?
+end=$(date +%s.%N)
+if [ -n "${OZGEMM_TESTER_LOG_DIR:-}" ]; then
+  mkdir -p "$OZGEMM_TESTER_LOG_DIR"
+  for f in stdout.txt stderr.txt dblat3.out stats.json; do
+    [ -e "$f" ] && cp "$f" "$OZGEMM_TESTER_LOG_DIR/$tester.$f"
+  done
+fi
+status=0
+echo "$tester (exit $rc, $(awk "BEGIN{printf \"%.2f\", $end-$start}") s) with LD_PRELOAD=$(basename "$lib")" \
+     "OZGEMM_BLAS_MIN_SIZE=${OZGEMM_BLAS_MIN_SIZE:-default}:"
+if [ ! -s "$report" ]; then
+  echo "FAIL: no report ($report)"; cat stderr.txt; exit 1
+fi
+grep -Ei "gemm" "$report" | sed 's/^/  /'
+for m in "${must[@]}"; do
+  grep -qF "$m" "$report" || { echo "FAIL: missing '$m'"; status=1; }
+done
+if grep -E "FAIL|SUSPECT|FATAL|NOT DETECTED|XERBLA WAS CALLED|LESS THAN HALF ACCURATE" "$report" | sed 's/^/  /' |
+   grep .; then
+  echo "FAIL: the report has failures (above)"; status=1
+fi
+grep -q "END OF TESTS" "$report" || { echo "FAIL: the tester did not reach END OF TESTS"; status=1; }
+sed 's/^/  stderr: /' stderr.txt | head -n 20
+if [ -s stats.json ]; then
+  echo "  counters: $(cat stats.json)"
+  calls=$(sed -n 's/.*"calls": \([0-9]*\).*/\1/p' stats.json)
+  if [ "${calls:-0}" -eq 0 ]; then echo "FAIL: libozgemm_blas.so saw no call (not interposed?)"; status=1; fi
+  intercepted=$(sed -n 's/.*"intercepted": \([0-9]*\).*/\1/p' stats.json)
+  emulated=$(sed -n 's/.*"emulated": \([0-9]*\).*/\1/p' stats.json)
+  native=$(sed -n 's/.*"ozgemm_native": \([0-9]*\).*/\1/p' stats.json)
+  echo "  $tester: ${calls:-0} DGEMM calls seen, ${intercepted:-0} run by ozgemm on the GPU" \
+       "(${emulated:-0} emulated, ${native:-0} native by ozgemm's choice)"
+  if [ "${OZGEMM_EXPECT_OFFLOAD:-0}" = 1 ] && [ "${intercepted:-0}" -eq 0 ]; then
+    echo "FAIL: OZGEMM_EXPECT_OFFLOAD=1 but no call went through ozgemm"; status=1
+  fi
+else
+  echo "FAIL: no counters written (was $(basename "$lib") preloaded?)"; status=1
+fi
+[ $status -eq 0 ] && echo "OK: $tester passed through $(basename "$lib")"
+exit $status
