@@ -117,7 +117,7 @@ class Plan:
     fell_back: bool
     reason: str
     workspace_bytes: Optional[int]  #: device workspace the call needs (FIXED mode); None: unknown
-    source: str                 #: "ozgemmPlanCall" (reads the data) or "ozgemmGetPlannedVariant" (shape only)
+    source: str                 #: the C API call that answered: "ozgemmPlanCall"
     scheme: str = "ozaki1"
     moduli: int = 0
 
@@ -329,10 +329,9 @@ def plan(a: Any, b: Any, *, out: Any = None, accuracy: str = "fp64", slices: Opt
          variant: str = "auto", stream: Any = None, scheme: str = "ozaki1", moduli: Optional[int] = None) -> Plan:
     """What ``matmul(a, b, out=out, ...)`` with these options would run (nothing runs).
 
-    With ozgemmPlanCall in the library the answer is exact in both accuracy modes (FP64 mode
-    reads a and b, synchronously, to choose the slice count). Without it, FIXED mode is
-    answered from the shape (ozgemmGetPlannedVariant, ozgemmGetWorkspaceSize) and FP64 mode
-    says that the choice is made at call time (:func:`last_call_info` tells it afterwards).
+    The answer is exact in both accuracy modes (ozgemmPlanCall: FP64 mode reads a and b,
+    synchronously, to choose the slice count); FIXED mode also gives the workspace the call needs
+    (ozgemmGetWorkspaceSize).
     Raises like :func:`matmul`.
     """
     options = _Options(accuracy, slices, variant, scheme, moduli)
@@ -346,26 +345,11 @@ def plan(a: Any, b: Any, *, out: Any = None, accuracy: str = "fp64", slices: Opt
         ws = ws if st == 0 else None
     st, info_t = lib.plan_call(p.device, p.stream, c.transa, c.transb, c.m, c.n, c.k, c.A, c.lda, c.B, c.ldb,
                                *options.args())
-    if st != lib.PLAN_CALL_UNAVAILABLE:
-        if st != 0:
-            raise OzgemmError(st, "ozgemmPlanCall", str(c))
-        ci = _call_info(info_t)
-        return Plan(str(c), acc, ci.variant, ci.slices, ci.bound, ci.target, ci.fell_back, ci.reason, ws,
-                    "ozgemmPlanCall", ci.scheme, ci.moduli)
-    st, v, ws = lib.planned_variant(p.device, c.transa, c.transb, c.m, c.n, c.k, *options.args())
     if st != 0:
-        raise OzgemmError(st, "ozgemmGetPlannedVariant", str(c))
-    name = _VARIANT_NAMES.get(v, str(v))
-    scheme_name = _SCHEME_NAMES[options.scheme]
-    if acc == "fixed":
-        native = name == "native"
-        s = 0 if native or scheme_name == "ozaki2" else (options.slices or DEFAULT_SLICES)
-        mo = 0 if native or scheme_name == "ozaki1" else (options.moduli or DEFAULT_MODULI)
-        why = f"FIXED mode ({scheme_name}, {s or mo} {'slices' if s else 'moduli'}); the planner runs {name}"
-        return Plan(str(c), acc, name, s, 0.0, 0.0, False, why, ws, "ozgemmGetPlannedVariant", scheme_name, mo)
-    return Plan(str(c), acc, None, None, 0.0, float(min(4, c.k)), False,
-                "FP64 mode chooses the slice count from the data at call time (this library has no "
-                "ozgemmPlanCall); ozgemm.last_call_info() tells what ran", None, "ozgemmGetPlannedVariant")
+        raise OzgemmError(st, "ozgemmPlanCall", str(c))
+    ci = _call_info(info_t)
+    return Plan(str(c), acc, ci.variant, ci.slices, ci.bound, ci.target, ci.fell_back, ci.reason, ws,
+                "ozgemmPlanCall", ci.scheme, ci.moduli)
 
 
 def _call_info(t: Tuple[int, int, float, float, int, str, int, int]) -> CallInfo:

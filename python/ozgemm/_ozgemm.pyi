@@ -6,6 +6,5 @@ __version__: str
 BUILD: tuple[str, bool, bool, bool, str]
 DEFAULT_SLICES: int
 MAX_SLICES: int
-PLAN_CALL_UNAVAILABLE: int
 
 def __getattr__(name: str) -> Any: ...

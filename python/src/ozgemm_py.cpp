@@ -25,16 +25,10 @@
 #include "ozgemm/reference/ozaki2.hpp"
 #include "ozgemm/reference/reference.hpp"
 
-// ozgemmPlanCall is declared by ozgemm.h but may be missing from the library this module links
-// (declared before it was implemented): a weak reference is null then, and plan_call says so.
-#pragma weak ozgemmPlanCall
-
 namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace {
-
-constexpr int kPlanCallUnavailable = -1;
 
 // Makes `device` current for the scope and restores the caller's device afterwards (the
 // frameworks keep their own notion of the current device; ozgemm must not change it).
@@ -148,7 +142,6 @@ NB_MODULE(_ozgemm, m) {
   m.attr("DEFAULT_MODULI") = OZGEMM_DEFAULT_MODULI;
   m.attr("MIN_MODULI") = OZGEMM_MIN_MODULI;
   m.attr("MAX_MODULI") = OZGEMM_MAX_MODULI;
-  m.attr("PLAN_CALL_UNAVAILABLE") = kPlanCallUnavailable;
 
   // --- CUDA facts (never raise) ---------------------------------------------------------------------
   m.def("device_count", []() {
@@ -238,13 +231,12 @@ NB_MODULE(_ozgemm, m) {
       "device"_a, "stream"_a, "transa"_a, "transb"_a, "m"_a, "n"_a, "k"_a, "alpha"_a, "A"_a, "lda"_a, "B"_a, "ldb"_a,
       "beta"_a, "C"_a, "ldc"_a, "accuracy"_a, "slices"_a, "scheme"_a, "moduli"_a, "variant"_a);
 
-  // (status, info tuple): ozgemmPlanCall; status PLAN_CALL_UNAVAILABLE when the library lacks it.
+  // (status, info tuple): ozgemmPlanCall.
   m.def(
       "plan_call",
       [](int device, uintptr_t stream, char ta, char tb, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t lda,
          uintptr_t B, int64_t ldb, int accuracy, int slices, int scheme, int moduli, int variant) {
         ozgemmCallInfo_t info{};
-        if (&ozgemmPlanCall == nullptr) return std::make_tuple(kPlanCallUnavailable, to_tuple(info));
         if (!fits_int({M, N, K, lda, ldb})) return std::make_tuple(int(OZGEMM_STATUS_INVALID_VALUE), to_tuple(info));
         ozgemmStatus_t st;
         {
@@ -289,7 +281,10 @@ NB_MODULE(_ozgemm, m) {
     ozgemmCallInfo_t info{};
     auto it = t_handles.by_device.find(device);
     if (it == t_handles.by_device.end()) return std::make_tuple(int(OZGEMM_STATUS_NOT_INITIALIZED), to_tuple(info));
-    return std::make_tuple(int(ozgemmGetLastCallInfo(it->second, &info)), to_tuple(info));
+    // Two statements: the order in which a call's arguments are evaluated is unspecified (GCC
+    // built the tuple from the still-empty info before the query filled it).
+    const ozgemmStatus_t st = ozgemmGetLastCallInfo(it->second, &info);
+    return std::make_tuple(int(st), to_tuple(info));
   });
 
   // Status of ozgemmSetVariant(v) on `device` (NOT_SUPPORTED: this GPU or build lacks it).

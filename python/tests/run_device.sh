@@ -90,8 +90,20 @@ if [ "${SKIP_EXAMPLES:-0}" != 1 ]; then
       echo "find_package examples exit $?" > "$WORK/examples.rc"
       step "examples/c/main.c with pkg-config"
       command -v pkg-config >/dev/null || echo "no pkg-config on this machine"
-      PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig" pkg-config --cflags --libs ozgemm &&
-        gcc -std=c99 -Wall examples/c/main.c $(PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig" pkg-config --cflags --libs ozgemm) \
+      # ozgemm.pc names the CUDA folders of the machine that built the library; a prefix carried
+      # from another machine gets this machine's (where libcudart.so is), as a user would pass them.
+      PCDEF=()
+      if [ -n "${OZGEMM_PREFIX:-}" ]; then
+        for d in "${CUDA_HOME:-/usr/local/cuda}"/lib64 "${CUDA_HOME:-/usr/local/cuda}"/lib "${CUDA_HOME:-/usr/local/cuda}"/targets/*/lib \
+                 $(python3 -c "import nvidia, os; print(' '.join(os.path.join(p, 'cu13', 'lib') for p in nvidia.__path__))" 2>/dev/null); do
+          if [ -e "$d/libcudart.so" ]; then PCDEF=(--define-variable=cudalibdir="$d"); break; fi
+        done
+        echo "libcudart.so here: ${PCDEF[*]:-not found}; ls of the CUDA folders:"
+        ls -d "${CUDA_HOME:-/usr/local/cuda}"/lib* "${CUDA_HOME:-/usr/local/cuda}"/targets/*/lib 2>&1
+        ls "${CUDA_HOME:-/usr/local/cuda}"/lib*/libcudart* "${CUDA_HOME:-/usr/local/cuda}"/targets/*/lib/libcudart* 2>&1 | head
+      fi
+      PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig" pkg-config "${PCDEF[@]}" --cflags --libs ozgemm &&
+        gcc -std=c99 -Wall examples/c/main.c $(PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig" pkg-config "${PCDEF[@]}" --cflags --libs ozgemm) \
           -o "$WORK/example_c_pkgconfig" &&
         LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$WORK/example_c_pkgconfig"
       echo "pkg-config example exit $?" >> "$WORK/examples.rc"

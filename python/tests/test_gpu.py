@@ -286,10 +286,9 @@ def test_plan_says_what_runs(fw):
     assert p.accuracy == "fp64"
     ozgemm.matmul(A, B)
     ran = ozgemm.last_call_info()
-    if p.source == "ozgemmPlanCall":
-        assert (ran.variant, ran.slices, ran.fell_back) == (p.variant, p.slices, p.fell_back), (p, ran)
-    else:
-        assert p.variant is None
+    assert p.source == "ozgemmPlanCall"
+    assert (ran.variant, ran.slices, ran.fell_back, ran.reason) == (p.variant, p.slices, p.fell_back, p.reason), (p, ran)
+    assert ran.reason  # a filled-in record, never the empty struct
 
 
 def test_info_on_gpu():

@@ -168,6 +168,25 @@ ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle) {
     return OZGEMM_STATUS_ARCH_MISMATCH;
   }
   if (const char* env = std::getenv("OZGEMM_LT_AUTOTUNE")) h->autotune = std::strcmp(env, "0") != 0;
+  // OZGEMM_VARIANT: the variant new handles start with (as ozgemmSetVariant), for programs that
+  // reach ozgemm through the drop-in libraries or the Python package. A value that is not a
+  // variant, or one this GPU and build cannot run, fails the creation and says why on stderr.
+  if (const char* env = std::getenv("OZGEMM_VARIANT"); env && *env) {
+    ozgemm::Variant v;
+    if (!ozgemm::parse_variant(env, &v)) {
+      std::fprintf(stderr, "ozgemm: OZGEMM_VARIANT=%s is not one of auto, unfused, partially-fused, fully-fused, native\n",
+                   env);
+      delete h;
+      return OZGEMM_STATUS_INVALID_VALUE;
+    }
+    const std::string why = ozgemm::variant_unavailable(v, h->family, h->dev);
+    if (!why.empty()) {
+      std::fprintf(stderr, "ozgemm: OZGEMM_VARIANT=%s cannot run here: %s\n", env, why.c_str());
+      delete h;
+      return OZGEMM_STATUS_NOT_SUPPORTED;
+    }
+    h->variant = v;
+  }
   h->last.variant = OZGEMM_VARIANT_NATIVE;
   if (cublasCreate(&h->cublas) != CUBLAS_STATUS_SUCCESS || h->lt.init() != CUBLAS_STATUS_SUCCESS) {
     if (h->cublas) cublasDestroy(h->cublas);

@@ -6,11 +6,17 @@
 namespace ozgemm {
 
 namespace {
+// Equal names, where '_' in `name` matches '-' (Python spells them partially_fused).
+bool same_name(const char* name, const char* canonical) {
+  for (; *name && *canonical; ++name, ++canonical)
+    if (*name != *canonical && !(*name == '_' && *canonical == '-')) return false;
+  return *name == *canonical;
+}
 template <class E, size_t N>
 bool parse(const char* name, const char* const (&names)[N], E* out) {
   if (!name) return false;
   for (size_t i = 0; i < N; ++i)
-    if (std::strcmp(name, names[i]) == 0) {
+    if (same_name(name, names[i])) {
       *out = static_cast<E>(i);
       return true;
     }

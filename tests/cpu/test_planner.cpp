@@ -416,6 +416,11 @@ TEST(Planner, VariantNames) {
   EXPECT_EQ(ozgemm::variant_name(static_cast<ozgemm::Variant>(42)), nullptr);
   ozgemm::Variant v;
   EXPECT_FALSE(ozgemm::parse_variant("bogus", &v));
+  EXPECT_FALSE(ozgemm::parse_variant("partially", &v));         // a prefix is not a name
+  EXPECT_FALSE(ozgemm::parse_variant("partially-fused-x", &v));  // nor a longer string
+  EXPECT_FALSE(ozgemm::parse_variant("", &v));
+  ASSERT_TRUE(ozgemm::parse_variant("partially_fused", &v));    // Python's spelling (OZGEMM_VARIANT)
+  EXPECT_EQ(v, ozgemm::Variant::PartiallyFused);
 }
 
 TEST(Planner, AutoVariantFollowsMeasurementsAndRoofline) {

@@ -50,7 +50,10 @@ def record(case, expect, st, err, note=""):
     reasons = {k: v for k, v in st["declined_by_reason"].items() if v}
     apis = {k: v for k, v in st["calls_by_api"].items() if v}
     if expect == "intercept":
-        ok = st["intercepted"] > 0 and err is not None and err == err and err < 1e-6
+        # max |hook - native| / max |native| on N(0,1) inputs with k <= 768: FP64 mode is within its
+        # contract (min(4,k) u |A||B| entrywise), 7 fixed slices within ~1e-15 (docs/numerics.md);
+        # 1e-12 leaves a thousandfold margin and still fails any wrong digit past the twelfth.
+        ok = st["intercepted"] > 0 and err is not None and err == err and err < 1e-12
     elif expect == "graph-decline":
         ok = st["intercepted"] == 0 and reasons.get("graph-capture", 0) > 0 and err is not None and err < 1e-12
     else:
@@ -219,7 +222,32 @@ else:
             hook.ozgemmHookSetEnabled(1)
             record(name, "graph-decline", st, relerr(gout, ref), "declining inside a capture is the expected outcome")
         except Exception as e:
-            record(name, "graph-decline", stats(), None, "capture failed: %s: %s" % (type(e).__name__, e))
+            # CuPy refuses cuBLAS calls inside its own stream capture (NotImplementedError) whether
+            # or not the hook is loaded: then there is nothing of ours to test; anything else fails.
+            def end_capture(stream):  # a capture left open would break every later CUDA call
+                try:
+                    stream.end_capture()
+                except Exception:
+                    pass
+            end_capture(s)
+            hook.ozgemmHookSetEnabled(0)
+            s2 = cp.cuda.Stream(non_blocking=True)
+            refused_without_hook = None
+            try:
+                with s2:
+                    s2.begin_capture()
+                    try:
+                        cp.matmul(A, B)
+                    finally:
+                        end_capture(s2)
+            except Exception as e0:
+                refused_without_hook = e0
+            hook.ozgemmHookSetEnabled(1)
+            if isinstance(e, NotImplementedError) and isinstance(refused_without_hook, NotImplementedError):
+                record(name, "report", stats(), None,
+                       "skipped: CuPy itself refuses cuBLAS during stream capture (hook off too): %s" % e)
+            else:
+                record(name, "graph-decline", stats(), None, "capture failed: %s: %s" % (type(e).__name__, e))
 
 bad = [r for r in results if not r["ok"]]
 print("%s %s: %d cases, %d failed" % (args.framework, args.tag, len(results), len(bad)), flush=True)
