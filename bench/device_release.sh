@@ -10,7 +10,10 @@
 #          the carried third_party/ CUTLASS headers and .whl/ build requirements; examples against $REL/prefix; pytest; bench).
 # STAGE b: tests/dropin/run_device.sh on $REL/prefix/lib (PyTorch, CuPy, netlib testers, numpy),
 #          then bench/device_ozaki2.sh at $SIZES (default 8192 16384) beside native DGEMM.
-# Output under $OUT.
+# STAGE c: the Python package as in a, then the drop-ins as in b twice: AUTO variant (native on
+#          Hopper) and OZGEMM_VARIANT=partially-fused (every intercepted call emulated).
+# STAGE p: the Python package alone.
+# Output under $OUT: device_<stage>.txt, the logs, and results_<stage>.tgz with all of them.
 set -u
 STAGE=${1:?usage: bench/device_release.sh a|b}
 OUT=${OUT:-./device-out}
@@ -30,6 +33,25 @@ export PYTHONUNBUFFERED=1
 t0=$(date +%s)
 elapsed() { echo "[$(( $(date +%s) - t0 )) s]"; }
 
+run_python() {
+  # The build requirements pinned by pyproject.toml (nanobind 3.1.0, scikit-build-core 1.x), carried
+  # as wheels in .whl/ (the machine has no network; pip runs with --no-build-isolation there).
+  if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/ozgemm-buildreqs .whl/*.whl &&
+      export PYTHONPATH="/tmp/ozgemm-buildreqs${PYTHONPATH:+:$PYTHONPATH}"
+  fi
+  OUT="$OUT/python" OZGEMM_PREFIX="$REL/prefix" OZGEMM_CUDA_ARCHITECTURES=90a OZGEMM_DEVICE_BUILD=/tmp/ozgemm-py \
+    bash python/tests/run_device.sh > "$OUT/python_run.log" 2>&1
+  echo "python/tests/run_device.sh exit $? $(elapsed)" | tee -a "$OUT/device_$STAGE.txt"
+  cat "$OUT/python/summary.txt" 2>/dev/null | tee -a "$OUT/device_$STAGE.txt"
+}
+run_dropin() {  # run_dropin LABEL: logs in $OUT/dropin_LABEL
+  OUT="$OUT/dropin_$1" bash tests/dropin/run_device.sh "$REL/prefix/lib" > "$OUT/dropin_$1.log" 2>&1
+  echo "tests/dropin/run_device.sh ($1${OZGEMM_VARIANT:+, OZGEMM_VARIANT=$OZGEMM_VARIANT}) exit $? $(elapsed)" |
+    tee -a "$OUT/device_$STAGE.txt"
+  sed -n '/=== summary/,$p' "$OUT/dropin_$1.log" | tee -a "$OUT/device_$STAGE.txt"
+}
+
 case "$STAGE" in
 a)
   for t in test_gpu_ozaki2 test_gpu_fp64; do
@@ -41,23 +63,21 @@ a)
   "$REL/bin/test_gpu_emulated" --gtest_brief=1 --gtest_filter="$f" > "$OUT/test_gpu_emulated.log" 2>&1
   echo "test_gpu_emulated (4 bitwise shape tests) exit $?: $(grep -E 'tests? from .* ran|PASSED|FAILED' "$OUT/test_gpu_emulated.log" | tr '\n' ' ') $(elapsed)" |
     tee -a "$OUT/device_a.txt"
-  # The build requirements pinned by pyproject.toml (nanobind 3.1.0, scikit-build-core 1.x), carried
-  # as wheels in .whl/ (the machine has no network; pip runs with --no-build-isolation there).
-  if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/ozgemm-buildreqs .whl/*.whl &&
-      export PYTHONPATH="/tmp/ozgemm-buildreqs${PYTHONPATH:+:$PYTHONPATH}"
-  fi
-  OUT="$OUT/python" OZGEMM_PREFIX="$REL/prefix" OZGEMM_CUDA_ARCHITECTURES=90a OZGEMM_DEVICE_BUILD=/tmp/ozgemm-py \
-    bash python/tests/run_device.sh > "$OUT/python_run.log" 2>&1
-  echo "python/tests/run_device.sh exit $? $(elapsed)" | tee -a "$OUT/device_a.txt"
-  cat "$OUT/python/summary.txt" 2>/dev/null | tee -a "$OUT/device_a.txt"
+  run_python
   ;;
 b)
-  OUT="$OUT" bash tests/dropin/run_device.sh "$REL/prefix/lib" > "$OUT/dropin_run.log" 2>&1
-  echo "tests/dropin/run_device.sh exit $? $(elapsed)" | tee -a "$OUT/device_b.txt"
-  tail -30 "$OUT/dropin_run.log" | tee -a "$OUT/device_b.txt"
+  run_dropin auto
   OUT="$OUT" NEW="$REL/prefix/bin" SKIP_TESTS=1 SIZES="${SIZES:-8192 16384}" bash bench/device_ozaki2.sh |
     tee -a "$OUT/device_b.txt"
   echo "ozaki2 bench done $(elapsed)" | tee -a "$OUT/device_b.txt"
   ;;
+p)
+  run_python
+  ;;
+c)
+  run_python
+  run_dropin auto
+  OZGEMM_VARIANT=partially-fused run_dropin partially_fused
+  ;;
 esac
+(cd "$OUT" && tar czf "results_$STAGE.tgz" --exclude='results_*.tgz' . 2>/dev/null)

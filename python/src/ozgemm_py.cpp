@@ -317,7 +317,9 @@ NB_MODULE(_ozgemm, m) {
     }
     nb::capsule owner(p, [](void* q) noexcept { cudaFree(q); });
     const size_t shape[2] = {size_t(rows), size_t(cols)};
-    return nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cuda>(p, 2, shape, owner, nullptr,
+    // nb::array_api: an object with __dlpack__ / __dlpack_device__ (what jax.dlpack.from_dlpack and
+    // the other consumers take); without a framework nanobind would return a bare capsule.
+    return nb::ndarray<nb::array_api, double, nb::ndim<2>, nb::c_contig, nb::device::cuda>(p, 2, shape, owner, nullptr,
                                                                               nb::dtype<double>(),
                                                                               nb::device::cuda::value, device);
   });
