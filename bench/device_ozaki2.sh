@@ -2,6 +2,9 @@
 # bench/device_ozaki2.sh — one device call: the Ozaki-II GPU tests, then `ozgemm bench --scheme ozaki2`
 # at the issue's sizes and moduli counts beside native DGEMM (same inputs, phi = 0.5 unless PHIS).
 # Binaries as bench/device_check.sh ($NEW); output under $OUT (ozaki2.txt, results_ozaki2.tgz).
+# SANITIZE=1: memcheck and racecheck of the shape tests too. SIDE_BY_SIDE=path: also run that
+# bench/gemmul8/side_by_side binary (native, ozgemm Ozaki-II, GEMMul8 on the same inputs) at
+# SIDE_SIZES x SIDE_PHIS with the MODULI counts.
 set -u
 OUT=${OUT:-./device-out}
 NEW=${NEW:-.carry/new}
@@ -12,6 +15,13 @@ export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat "$NEW/COMMIT" 2>/dev/null || echo un
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   "$NEW/test_gpu_ozaki2" --gtest_brief=1 > "$OUT/test_gpu_ozaki2.log" 2>&1
   echo "test_gpu_ozaki2 exit $?: $(grep -E 'tests? from .* ran|PASSED|FAILED' "$OUT/test_gpu_ozaki2.log" | tr '\n' ' ')"
+fi
+if [ "${SANITIZE:-0}" = 1 ]; then
+  for tool in memcheck racecheck; do
+    timeout 240 compute-sanitizer --tool $tool "$NEW/test_gpu_ozaki2" --gtest_brief=1 \
+      --gtest_filter="${SANITIZE_FILTER:-*Shapes*:*Moduli*}" > "$OUT/sanitizer_$tool.log" 2>&1
+    echo "compute-sanitizer $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? from .* ran|PASSED|FAILED' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
+  done
 fi
 for n in ${SIZES:-4096 8192 16384}; do for N in ${MODULI:-14 15}; do for phi in ${PHIS:-0.5}; do
   f="$OUT/ozaki2/oz2_${n}_N${N}_phi${phi}.json"
@@ -30,6 +40,23 @@ print(f'{r["m"]}^3 phi={r["phi"]} ozaki2 N={r["moduli"]}: {o["ms"]:.2f} ms {o["t
       f'({2e-9*r["m"]*r["n"]*r["k"]/ceil_ms:.0f} TF at {md["measured_int8_tops"]:.0f} TOPS) | phases ms: {ph}')
 PY
 done; done; done
+if [ -n "${SIDE_BY_SIDE:-}" ]; then
+  M=${MODULI:-14 15}
+  for n in ${SIDE_SIZES:-4096 8192 16384}; do for phi in ${SIDE_PHIS:-0.5}; do
+    "$SIDE_BY_SIDE" $n "${M// /,}" $phi ${ITERS:-5} ${SEED:-20261123} >> "$OUT/ozaki2/side_by_side.jsonl" 2>> "$OUT/ozaki2/side_by_side.err"
+    echo "side_by_side $n phi=$phi exit $?"
+  done; done
+  python3 - "$OUT/ozaki2/side_by_side.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        r = json.loads(line)
+    except Exception:
+        continue
+    print(f'side-by-side {r["n"]}^3 phi={r["phi"]} {r["method"]:14s} N={r["moduli"]:2d} {r["mode"]:9s} '
+          f'{r["ms"]:8.2f} ms {r["tflops"]:6.1f} TF comperr {r["componentwise"]:.2e}')
+PY
+fi
 } 2>&1 | tee "$OUT/ozaki2.txt"
 find "$OUT/ozaki2" -name '*.err' -empty -delete
 (cd "$OUT" && tar czf results_ozaki2.tgz ozaki2 && rm -rf ozaki2)

@@ -135,20 +135,21 @@ bool fused_portable_built();
 //   launch_oz2_residues:  sft[r] = s0 + oz2_extra_shift(S[r]) and, for each modulus i, the residues
 //                         res[i * plane + r * kpad + l] = sym_mod(trunc_scaled(X(r, l), sft[r]), p_i)
 //                         for r < rows_pad, l < kpad (0 for padding and Inf/NaN);
-//   launch_oz2_accumulate: U = sym_mod(U + C32, p) (first: U = sym_mod(C32, p)) over rows x cols of
-//                         an int32 product (ld ldc32) into int8 U (ld ldu);
-//   launch_oz2_reconstruct: C entries of a chunk from the N residue planes (plane (i) at
-//                         U + i * plane_elems, entry (r, c) at r + c * ldu), the CRT and the scaling back.
+//   launch_oz2_accumulate: k past one int32 chunk: plane = sym_mod(plane + partial, p) over rows x
+//                         cols (both int32, leading dimension ld);
+//   launch_oz2_reconstruct: C entries of a chunk from the N int32 product planes (plane i at
+//                         products + i * plane_elems, entry (r, c) at r + c * ld; each reduced to
+//                         sym_mod(., p_i) here), the CRT and the scaling back.
 cudaError_t launch_oz2_norms(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t* S,
                              cudaStream_t stream);
 cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, const int64_t* S,
                                 const numerics::Ozaki2Constants& c, int64_t rows_pad, int64_t kpad, int64_t plane,
                                 int8_t* res, int32_t* sft, cudaStream_t stream);
-cudaError_t launch_oz2_accumulate(const int32_t* c32, int64_t ldc32, int8_t* u, int64_t ldu, int64_t rows, int64_t cols,
-                                  int32_t p, bool first, cudaStream_t stream);
+cudaError_t launch_oz2_accumulate(const int32_t* partial, int32_t* plane, int64_t ld, int64_t rows, int64_t cols,
+                                  int32_t p, cudaStream_t stream);
 struct Oz2ReconstructArgs {
-  const int8_t* U;
-  int64_t ldu, plane_elems;
+  const int32_t* products;
+  int64_t ld, plane_elems;
   int64_t row0, m_rows, col0, n_cols;  // this chunk of C
   const int32_t *sft_a, *sft_b, *flag_a, *flag_b;
   double alpha, beta;

@@ -1,7 +1,10 @@
 // The Ozaki scheme II's kernels (ozgemm/numerics/ozaki2.hpp; launch.hpp lists them): the norms and
-// residues of an operand, the reduction of each modulus' int32 product, and the CRT reconstruction.
+// residues of an operand, the reduction of each modulus' int32 products past one k chunk, and the CRT
+// reconstruction from the int32 product planes.
 // The INT8 products themselves are cuBLASLt's (src/dispatch). Same numerics as the host reference
 // (src/reference/ozaki2_reference.cpp).
+#include <type_traits>
+
 #include "kernels/dgemm/launch.hpp"
 #include "kernels/dgemm/operand_tile.cuh"
 #include "kernels/dgemm/special_dot.cuh"
@@ -39,20 +42,31 @@ __global__ void __launch_bounds__(kThreads) oz2_norms_kernel(OperandView v, cons
   if (part == 0 && r < rows_pad && sum) atomicAdd(reinterpret_cast<unsigned long long*>(S + r), sum);
 }
 
-// Residue i of a, for i < N, written at out + i * plane (the moduli as compile-time constants).
+// Residues of modulus I.. N-1 of a thread's 8 consecutive values, 8 bytes packed per modulus,
+// written at out + i * plane (the moduli as compile-time constants).
 template <int I, int N>
-__device__ __forceinline__ void write_residues(int64_t a, int8_t* out, int64_t plane) {
+__device__ __forceinline__ void store_residues(const nm::Oz2Split (&v)[8], int8_t* out, int64_t plane) {
   if constexpr (I < N) {
-    out[I * plane] = static_cast<int8_t>(nm::sym_mod_const<nm::kModuliTable[I]>(a));
-    write_residues<I + 1, N>(a, out, plane);
+    constexpr int P = nm::kModuliTable[I];
+    uint32_t lo = 0, hi = 0;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      lo |= uint32_t(uint8_t(nm::sym_mod_split<P>(v[q]))) << (8 * q);
+      hi |= uint32_t(uint8_t(nm::sym_mod_split<P>(v[q + 4]))) << (8 * q);
+    }
+    *reinterpret_cast<uint2*>(out + I * plane) = make_uint2(lo, hi);
+    store_residues<I + 1, N>(v, out, plane);
   }
 }
 
+// Each thread: 8 consecutive k-indices of one row (a warp writes 64 contiguous bytes of 4 rows per
+// modulus). kpad is a multiple of 8, so a thread's 8 indices are all below kpad or all past it.
 template <int N>
 __global__ void __launch_bounds__(kThreads) oz2_residues_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                                  const int64_t* __restrict__ S, nm::Ozaki2Constants c,
                                                                  int64_t rows_pad, int64_t kpad, int64_t plane,
                                                                  int8_t* __restrict__ res, int32_t* __restrict__ sft) {
+  static_assert(tile::kCols == 8 * 8, "8 threads a row, 8 values each");
   __shared__ tile::Tile t;
   __shared__ int32_t row_sft[tile::kRows];
   const tile::Origin at = tile::origin(kpad);
@@ -65,29 +79,38 @@ __global__ void __launch_bounds__(kThreads) oz2_residues_kernel(OperandView v, c
   }
   __syncthreads();
   const int rr = threadIdx.x / 8, part = threadIdx.x % 8;
-  const int64_t r = r0 + rr;
-  if (r >= rows_pad) return;
+  const int64_t r = r0 + rr, l = l0 + 8 * part;
+  if (r >= rows_pad || l >= kpad) return;
   const int32_t s = row_sft[rr];
+  nm::Oz2Split split[8];
 #pragma unroll
-  for (int j = 0; j < tile::kCols / 8; ++j) {
-    const int64_t l = l0 + part + 8 * j;
-    if (l >= kpad) break;
-    const double x = t[rr][part + 8 * j];
-    const int64_t a = nm::is_finite(x) ? nm::trunc_scaled(x, s) : 0;
-    write_residues<0, N>(a, res + r * kpad + l, plane);
+  for (int q = 0; q < 8; ++q) {
+    const double x = t[rr][8 * part + q];
+    split[q] = nm::oz2_split(nm::is_finite(x) ? nm::trunc_scaled(x, s) : 0);
   }
+  store_residues<0, N>(split, res + r * kpad + l, plane);
 }
 
-__global__ void oz2_accumulate_kernel(const int32_t* __restrict__ c32, int64_t ldc32, int8_t* __restrict__ u,
-                                      int64_t ldu, int64_t rows, int64_t cols, int32_t p, bool first) {
+// k past one int32 chunk: plane = sym_mod(plane + partial, p) (int64 sum, exact).
+__global__ void oz2_accumulate_kernel(const int32_t* __restrict__ partial, int32_t* __restrict__ plane, int64_t ld,
+                                      int64_t rows, int64_t cols, int32_t p) {
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t col = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;
   if (r >= rows || col >= cols) return;
-  const int64_t v = c32[r + col * ldc32];
-  int8_t& out = u[r + col * ldu];
-  out = static_cast<int8_t>(nm::sym_mod(first ? v : v + out, p));
+  const int64_t at = r + col * ld;
+  plane[at] = nm::sym_mod(int64_t(plane[at]) + partial[at], p);
 }
 
+// Residue of modulus I.. N-1 of one entry from the int32 product planes.
+template <int I, int N>
+__device__ __forceinline__ void load_residues(const int32_t* at, int64_t plane, int32_t (&u)[N]) {
+  if constexpr (I < N) {
+    u[I] = nm::sym_mod_i32<nm::kModuliTable[I]>(at[I * plane]);
+    load_residues<I + 1, N>(at, plane, u);
+  }
+}
+
+template <int N>
 __global__ void __launch_bounds__(256) oz2_reconstruct_kernel(Oz2ReconstructArgs a, nm::Ozaki2Constants c) {
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t col = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;
@@ -97,13 +120,25 @@ __global__ void __launch_bounds__(256) oz2_reconstruct_kernel(Oz2ReconstructArgs
   if (a.flag_a[rg] | a.flag_b[cg]) {
     acc = special_dot_device(a.a, a.b, rg, cg);
   } else {
-    const int8_t* u = a.U + r + col * a.ldu;
-    const double y = nm::oz2_reconstruct(c, [&](int i) { return int32_t(u[i * a.plane_elems]); });
+    int32_t u[N];
+    load_residues<0, N>(a.products + r + col * a.ld, a.plane_elems, u);
+    const double y = nm::oz2_reconstruct_n(c, N, [&](int i) { return u[i]; });
     acc = nm::scale_pow2(y, -(a.sft_a[rg] + a.sft_b[cg]));
   }
   double* out = a.C + rg + cg * a.ldc;
   const bool read_c = a.beta != 0.0;
   *out = nm::apply_alpha_beta(a.alpha, acc, a.beta, read_c ? *out : 0.0, read_c);
+}
+
+// f(std::integral_constant<int, N>) for the moduli count n; cudaErrorInvalidValue outside the range.
+template <int N = nm::kMinModuli, class F>
+cudaError_t with_moduli_count(int n, F&& f) {
+  if constexpr (N > nm::kMaxModuli) {
+    return cudaErrorInvalidValue;
+  } else {
+    if (n == N) return f(std::integral_constant<int, N>{});
+    return with_moduli_count<N + 1>(n, f);
+  }
 }
 
 dim3 grid_2d(int64_t m, int64_t n, dim3 block) {
@@ -127,26 +162,21 @@ cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, c
   if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
   const int64_t tiles = tile::count(rows_pad, kpad);
   if (tiles > tile::kMaxTiles) return cudaErrorInvalidValue;
-  using Kernel = void (*)(OperandView, const int32_t*, const int64_t*, nm::Ozaki2Constants, int64_t, int64_t, int64_t,
-                         int8_t*, int32_t*);
-  static constexpr Kernel kernels[] = {nullptr, nullptr, oz2_residues_kernel<2>, oz2_residues_kernel<3>,
-                                       oz2_residues_kernel<4>, oz2_residues_kernel<5>, oz2_residues_kernel<6>,
-                                       oz2_residues_kernel<7>, oz2_residues_kernel<8>, oz2_residues_kernel<9>,
-                                       oz2_residues_kernel<10>, oz2_residues_kernel<11>, oz2_residues_kernel<12>,
-                                       oz2_residues_kernel<13>, oz2_residues_kernel<14>, oz2_residues_kernel<15>,
-                                       oz2_residues_kernel<16>};
-  static_assert(sizeof(kernels) / sizeof(kernels[0]) == nm::kMaxModuli + 1, "one kernel per moduli count");
-  if (c.n < nm::kMinModuli || c.n > nm::kMaxModuli) return cudaErrorInvalidValue;
-  kernels[c.n]<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, S, c, rows_pad, kpad, plane, res, sft);
-  return cudaGetLastError();
+  // Packed 8-byte stores: kpad, plane and res multiples of 8.
+  if (kpad % 8 || plane % 8 || reinterpret_cast<uintptr_t>(res) % 8) return cudaErrorInvalidValue;
+  return with_moduli_count(c.n, [&](auto n) {
+    oz2_residues_kernel<decltype(n)::value>
+        <<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, S, c, rows_pad, kpad, plane, res, sft);
+    return cudaGetLastError();
+  });
 }
 
-cudaError_t launch_oz2_accumulate(const int32_t* c32, int64_t ldc32, int8_t* u, int64_t ldu, int64_t rows, int64_t cols,
-                                  int32_t p, bool first, cudaStream_t stream) {
+cudaError_t launch_oz2_accumulate(const int32_t* partial, int32_t* plane, int64_t ld, int64_t rows, int64_t cols,
+                                  int32_t p, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   const dim3 block(128, 2), grid = grid_2d(rows, cols, block);
   if (grid.y > 65535) return cudaErrorInvalidValue;
-  oz2_accumulate_kernel<<<grid, block, 0, stream>>>(c32, ldc32, u, ldu, rows, cols, p, first);
+  oz2_accumulate_kernel<<<grid, block, 0, stream>>>(partial, plane, ld, rows, cols, p);
   return cudaGetLastError();
 }
 
@@ -154,8 +184,10 @@ cudaError_t launch_oz2_reconstruct(const Oz2ReconstructArgs& args, const nm::Oza
   if (args.m_rows <= 0 || args.n_cols <= 0) return cudaSuccess;
   const dim3 block(128, 2), grid = grid_2d(args.m_rows, args.n_cols, block);
   if (grid.y > 65535) return cudaErrorInvalidValue;
-  oz2_reconstruct_kernel<<<grid, block, 0, stream>>>(args, c);
-  return cudaGetLastError();
+  return with_moduli_count(c.n, [&](auto n) {
+    oz2_reconstruct_kernel<decltype(n)::value><<<grid, block, 0, stream>>>(args, c);
+    return cudaGetLastError();
+  });
 }
 
 }  // namespace kernels

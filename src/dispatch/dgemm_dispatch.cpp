@@ -281,8 +281,8 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
   auto* sft_b = reinterpret_cast<int32_t*>(ws + plan.off_sft_b);
   auto* res_a = reinterpret_cast<int8_t*>(ws + plan.off_res_a);
   auto* res_b = reinterpret_cast<int8_t*>(ws + plan.off_res_b);
-  auto* c32 = reinterpret_cast<int32_t*>(ws + plan.off_c32);
-  auto* U = reinterpret_cast<int8_t*>(ws + plan.off_u);
+  auto* products = reinterpret_cast<int32_t*>(ws + plan.off_products);
+  auto* partial = reinterpret_cast<int32_t*>(ws + plan.off_partial);
   const kernels::OperandView va = view_of_op_a(shape, A), vb = view_of_op_b(shape, B);
   cudaStream_t st = ctx.stream;
   record(ctx, 0);
@@ -297,9 +297,9 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
   OZ_CUDA_TRY(kernels::launch_oz2_residues(vb, shift_b, S_b, cst, plan.n_pad, plan.kpad, plan.res_b_plane(), res_b, sft_b, st));
   record(ctx, 2);
   kernels::Oz2ReconstructArgs e{};
-  e.U = U;
-  e.ldu = plan.m_chunk;
-  e.plane_elems = plan.u_plane();
+  e.products = products;
+  e.ld = plan.m_chunk;
+  e.plane_elems = plan.product_plane();
   e.sft_a = sft_a;
   e.sft_b = sft_b;
   e.flag_a = flag_a;
@@ -314,18 +314,21 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk)
     for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
       const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0), nrows = std::min(plan.m_chunk, plan.m_pad - row0);
+      // Modulus i's product into plane i; past one int32 chunk of k, each further chunk's product
+      // goes to the partial plane and is folded in modulo p_i.
       for (int i = 0; i < plan.moduli; ++i)
         for (int64_t kc = 0; kc < plan.kchunks; ++kc) {
           const int64_t k0 = kc * plan.kchunk, kk = std::min(plan.kchunk, plan.kpad - k0);
           const int8_t* a_ptr = res_a + i * plan.res_a_plane() + row0 * plan.kpad + k0;
           const int8_t* b_ptr = res_b + i * plan.res_b_plane() + col0 * plan.kpad + k0;
+          int32_t* plane = products + i * plan.product_plane();
           if (ctx.lt->run(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(kk), a_ptr,
-                          static_cast<int>(plan.kpad), b_ptr, static_cast<int>(plan.kpad), c32,
+                          static_cast<int>(plan.kpad), b_ptr, static_cast<int>(plan.kpad), kc == 0 ? plane : partial,
                           static_cast<int>(plan.m_chunk), ws + plan.off_lt,
                           size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes), st, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
             return OZGEMM_STATUS_EXECUTION_FAILED;
-          OZ_CUDA_TRY(kernels::launch_oz2_accumulate(c32, plan.m_chunk, U + i * plan.u_plane(), plan.m_chunk, nrows, ncols,
-                                                     cst.p[i], kc == 0, st));
+          if (kc > 0)
+            OZ_CUDA_TRY(kernels::launch_oz2_accumulate(partial, plane, plan.m_chunk, nrows, ncols, cst.p[i], st));
         }
       if (first_chunk) record(ctx, 3);
       first_chunk = false;

@@ -61,8 +61,9 @@ Prediction predict_ozaki2(int64_t m, int64_t n, int64_t k, int moduli, bool beta
   const double c_bytes = 8.0 * M * N * (beta_nonzero ? 2.0 : 1.0);
   pr.phases.push_back(phase("max-reduce+norms", 0, 2 * operands, 0, dev));
   pr.phases.push_back(phase("residues", 0, operands + Nm * (M * K + K * N), 0, dev));
-  pr.phases.push_back(phase("products", 2.0 * M * N * K * Nm, Nm * 9.0 * M * N, dev.int8_tops * 1e12, dev));
-  pr.phases.push_back(phase("reconstruction", 0, Nm * M * N + c_bytes, 0, dev));
+  // Each product writes an int32 plane, which the reconstruction reads back (k within one chunk).
+  pr.phases.push_back(phase("products", 2.0 * M * N * K * Nm, Nm * 4.0 * M * N, dev.int8_tops * 1e12, dev));
+  pr.phases.push_back(phase("reconstruction", 0, Nm * 4.0 * M * N + c_bytes, 0, dev));
   for (const auto& p : pr.phases) pr.ms += p.ms;
   return pr;
 }

@@ -174,8 +174,9 @@ std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& de
   p.kchunks = (p.kpad + numerics::kOz2ChunkK - 1) / numerics::kOz2ChunkK;
   p.kchunk = round_up((p.kpad + p.kchunks - 1) / p.kchunks, UnfusedPolicy::kKAlign);
   if (p.kpad > INT32_MAX || p.m_pad > INT32_MAX || p.n_pad > INT32_MAX) return "problem too large for 32-bit GEMM dimensions";
-  // Chunks of C: an int32 plane plus the moduli's int8 planes per entry.
-  const int64_t per_entry = int64_t(sizeof(int32_t)) + moduli;
+  // Chunks of C: the moduli's int32 product planes per entry, plus one partial-sum plane when k
+  // needs several int32 chunks.
+  const int64_t per_entry = int64_t(sizeof(int32_t)) * (moduli + (p.kchunks > 1 ? 1 : 0));
   const int64_t cap_entries = diag_buffer_cap(dev) / per_entry;
   const int64_t cols_fit = cap_entries / p.m_pad / UnfusedPolicy::kRowAlign * UnfusedPolicy::kRowAlign;
   if (cols_fit >= std::min(p.n_pad, kMinChunkCols)) {
@@ -194,8 +195,8 @@ std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& de
   p.off_sft_b = off; off = align256(off + sizeof(int32_t) * size_t(p.n_pad));
   p.off_res_a = off; off = align256(off + size_t(moduli) * size_t(p.res_a_plane()));
   p.off_res_b = off; off = align256(off + size_t(moduli) * size_t(p.res_b_plane()));
-  p.off_c32 = off; off = align256(off + sizeof(int32_t) * size_t(p.m_chunk) * size_t(p.n_chunk));
-  p.off_u = off; off = align256(off + size_t(moduli) * size_t(p.u_plane()));
+  p.off_products = off; off = align256(off + sizeof(int32_t) * size_t(moduli) * size_t(p.product_plane()));
+  p.off_partial = off; off = align256(off + (p.kchunks > 1 ? sizeof(int32_t) * size_t(p.product_plane()) : 0));
   p.off_lt = off; off = align256(off + size_t(UnfusedPolicy::kLtWorkspaceBytes));
   p.workspace_bytes = off;
   *out = p;

@@ -96,11 +96,13 @@ struct Ozaki2Plan {
   StatsOffsets stats;                   // shifts (shift_from_max) and flags
   size_t off_S_a = 0, off_S_b = 0, off_sft_a = 0, off_sft_b = 0;
   size_t off_res_a = 0, off_res_b = 0;  // moduli planes each
-  size_t off_c32 = 0, off_u = 0, off_lt = 0;
+  size_t off_products = 0;  // moduli int32 planes of m_chunk x n_chunk (column-major, ld m_chunk)
+  size_t off_partial = 0;   // one more such plane when kchunks > 1 (a chunk's product before its reduction)
+  size_t off_lt = 0;
   size_t workspace_bytes = 0;
   int64_t res_a_plane() const { return m_pad * kpad; }
   int64_t res_b_plane() const { return n_pad * kpad; }
-  int64_t u_plane() const { return m_chunk * n_chunk; }
+  int64_t product_plane() const { return m_chunk * n_chunk; }
 };
 // Empty string, or why the problem cannot be planned for Ozaki-II.
 std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev, Ozaki2Plan* plan);

@@ -68,6 +68,34 @@ TEST(Ozaki2Numerics, ConstantModulusResiduesEqualTheGeneralOnes) {
   check_const_residues<0>(rng);
 }
 
+namespace {
+// The kernels' two fast forms: sym_mod_split (residues of A', |A'| < 2^63) and sym_mod_i32 (the int32
+// product sums) against the general sym_mod, on random values of every magnitude and the edges.
+template <int I>
+void check_fast_residues(std::mt19937_64& rng) {
+  if constexpr (I < nm::kMaxModuli) {
+    constexpr int P = nm::kModuliTable[I];
+    std::vector<int64_t> wide = {0, 1, -1, INT64_MAX, -INT64_MAX, (int64_t(1) << 62) - 1, -(int64_t(1) << 62),
+                                 (int64_t(1) << 42), (int64_t(1) << 21) - 1, -((int64_t(1) << 42) + 5), P, -P,
+                                 P / 2, -(P / 2), (P - 1) / 2, -(P - 1) / 2 - 1};
+    for (int t = 0; t < 200000; ++t) {
+      int64_t v = static_cast<int64_t>(rng() >> 1) >> (rng() % 63);
+      wide.push_back(rng() % 2 ? v : -v);
+    }
+    for (const int64_t v : wide) ASSERT_EQ(nm::sym_mod_split<P>(nm::oz2_split(v)), nm::sym_mod(v, P)) << v << " mod " << P;
+    std::vector<int32_t> narrow = {0, 1, -1, INT32_MAX, INT32_MIN, INT32_MIN + 1, P, -P, P / 2, -(P / 2), 127, -128};
+    for (int t = 0; t < 200000; ++t) narrow.push_back(static_cast<int32_t>(static_cast<uint32_t>(rng())) >> (rng() % 32));
+    for (const int32_t v : narrow) ASSERT_EQ(nm::sym_mod_i32<P>(v), nm::sym_mod(v, P)) << v << " mod " << P;
+    check_fast_residues<I + 1>(rng);
+  }
+}
+}  // namespace
+
+TEST(Ozaki2Numerics, FastResidueFormsEqualTheGeneralOne) {
+  std::mt19937_64 rng(41);
+  check_fast_residues<0>(rng);
+}
+
 TEST(Ozaki2Numerics, ReconstructionRecoversKnownIntegers) {
   std::mt19937_64 rng(41);
   for (int n = nm::kMinModuli; n <= nm::kMaxModuli; ++n) {

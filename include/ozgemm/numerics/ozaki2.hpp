@@ -92,6 +92,45 @@ OZGEMM_HD int32_t sym_mod_const(int64_t v) {
   return sr > (P - 1) / 2 ? sr - P : sr;
 }
 
+// r in (-P, P) with r = v (mod P) mapped into sym_mod's range.
+template <int P>
+OZGEMM_HD int32_t sym_range(int32_t r) {
+  if (r > (P - 1) / 2) return r - P;
+  if (r < -(P / 2)) return r + P;
+  return r;
+}
+
+// sym_mod_const for an int32 (the products' int32 sums): one division by a constant.
+template <int P>
+OZGEMM_HD int32_t sym_mod_i32(int32_t v) {
+  return sym_range<P>(v % P);  // C++ truncating %: in (-P, P)
+}
+
+// The moduli-independent part of a residue computation, done once per value: |a| = x2 2^42 + x1 2^21
+// + x0 with every x_i < 2^21. Precondition |a| < 2^63 (a != INT64_MIN; the scaling keeps |A'| <
+// 2^62.2 up to 16 moduli).
+struct Oz2Split {
+  uint32_t x0, x1, x2;
+  bool neg;
+};
+OZGEMM_HD Oz2Split oz2_split(int64_t a) {
+  const uint64_t mag = a < 0 ? uint64_t(0) - static_cast<uint64_t>(a) : static_cast<uint64_t>(a);
+  constexpr uint64_t kMask21 = (uint64_t(1) << 21) - 1;
+  return Oz2Split{static_cast<uint32_t>(mag & kMask21), static_cast<uint32_t>((mag >> 21) & kMask21),
+                  static_cast<uint32_t>(mag >> 42), a < 0};
+}
+// sym_mod(a, P) from oz2_split(a): x2 (2^42 mod P) + x1 (2^21 mod P) + x0 < 2^21 (2P - 1) < 2^30 is
+// exact in uint32, then one division by a constant. The same value as sym_mod (tests/cpu/test_ozaki2).
+template <int P>
+OZGEMM_HD int32_t sym_mod_split(const Oz2Split& s) {
+  constexpr uint32_t c21 = static_cast<uint32_t>((uint64_t(1) << 21) % P);
+  constexpr uint32_t c42 = static_cast<uint32_t>((uint64_t(1) << 42) % P);
+  static_assert(P >= 2 && P <= 256, "moduli are at most 256");
+  const uint32_t t = s.x2 * c42 + s.x1 * c21 + s.x0;
+  const int32_t r = static_cast<int32_t>(t % static_cast<uint32_t>(P));
+  return sym_range<P>(s.neg ? -r : r);
+}
+
 // trunc(x 2^e) for finite x, exactly, when |x| 2^e < 2^63 (the scaling guarantees it).
 OZGEMM_HD int64_t trunc_scaled(double x, int e) {
   const uint64_t u = bits_of(x);
@@ -114,16 +153,24 @@ OZGEMM_HD int64_t oz2_norm_term(double x, int32_t s0) {
 }
 
 // The CRT reconstruction of one entry from its N residues, in the fixed order above.
+// u(i) for i < n = c.n; the kernels pass n as a compile-time constant (after inlining the loop unrolls).
 template <class ResidueAt>
-OZGEMM_HD double oz2_reconstruct(const Ozaki2Constants& c, ResidueAt u) {
+OZGEMM_HD double oz2_reconstruct_n(const Ozaki2Constants& c, int n, ResidueAt u) {
   double x = 0.0, z = 0.0;
-  for (int i = 0; i < c.n; ++i) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < n; ++i) {
     const double ui = static_cast<double>(u(i));
     x = add_rn(x, mul_rn(c.hi[i], ui));  // exact
     z = add_rn(z, mul_rn(c.lo[i], ui));
   }
   const double q = rint_rn(mul_rn(x, c.inv_P));
   return fma_rn(-c.P_lo, q, add_rn(fma_rn(-c.P_hi, q, x), z));
+}
+template <class ResidueAt>
+OZGEMM_HD double oz2_reconstruct(const Ozaki2Constants& c, ResidueAt u) {
+  return oz2_reconstruct_n(c, c.n, u);
 }
 
 // A bound of |y - A'B'| for the reconstruction above (u = 2^-53; |U_i| <= 128, |lo_i| < g,

@@ -1,0 +1,206 @@
+// bench/gemmul8/side_by_side.cu — native cuBLAS DGEMM, ozgemm's Ozaki-II and GEMMul8 (the published
+// Ozaki-II library, built from a checkout the user points to; never vendored) on the same inputs in
+// one process: square n^3, A and B from the phi family (U(0,1) - 0.5) exp(phi N(0,1)) generated on
+// the GPU from a printed seed, C poisoned with NaN before every timed call.
+//
+// Timing: CUDA events around each call, 2 warm-up calls, the median of `iters`. At the sizes this is
+// run at (n >= 4096, 128 MiB per operand) the operands are far past the 50 MiB L2, so no buffer
+// rotation is needed. Error: componentwise max |C - AB|_ij / (|A||B|)_ij over `samples` random
+// entries against a long double dot product on the host (the same sample for every method).
+//
+// Usage: side_by_side N MODULI_LIST PHI ITERS SEED   (MODULI_LIST like 14,15)
+// One JSON line per method on stdout. Built by bench/gemmul8/build.sh.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <curand_kernel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gemmul8.hpp"
+#include "ozgemm/ozgemm.h"
+
+namespace {
+
+#define CHECK_CUDA(x)                                                                     \
+  do {                                                                                    \
+    cudaError_t e_ = (x);                                                                 \
+    if (e_ != cudaSuccess) {                                                              \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                       \
+    }                                                                                     \
+  } while (0)
+
+__global__ void fill_phi_kernel(double* x, size_t count, double phi, unsigned long long seed) {
+  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  curandStatePhilox4_32_10_t st;
+  curand_init(seed, i, 0, &st);
+  const double u = curand_uniform_double(&st), g = curand_normal_double(&st);
+  x[i] = (u - 0.5) * (phi < 0 ? 1.0 : std::exp(phi * g));
+}
+
+__global__ void fill_nan_kernel(double* x, size_t count) {
+  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) x[i] = __longlong_as_double(0x7ff8dead00000000ll);
+}
+
+void fill_phi(double* x, size_t count, double phi, unsigned long long seed) {
+  fill_phi_kernel<<<unsigned((count + 255) / 256), 256>>>(x, count, phi, seed);
+  CHECK_CUDA(cudaGetLastError());
+}
+void poison(double* x, size_t count) {
+  fill_nan_kernel<<<unsigned((count + 255) / 256), 256>>>(x, count);
+  CHECK_CUDA(cudaGetLastError());
+}
+
+struct Sample {
+  size_t i, j;
+  long double ref, abs_ab;
+};
+
+// Median milliseconds of `iters` timed calls after 2 warm-ups (C poisoned before each).
+double time_ms(const std::function<void()>& call, double* C, size_t c_count, int iters) {
+  cudaEvent_t t0, t1;
+  CHECK_CUDA(cudaEventCreate(&t0));
+  CHECK_CUDA(cudaEventCreate(&t1));
+  std::vector<float> ms;
+  for (int it = 0; it < iters + 2; ++it) {
+    poison(C, c_count);
+    CHECK_CUDA(cudaEventRecord(t0));
+    call();
+    CHECK_CUDA(cudaEventRecord(t1));
+    CHECK_CUDA(cudaEventSynchronize(t1));
+    float t = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&t, t0, t1));
+    if (it >= 2) ms.push_back(t);
+  }
+  CHECK_CUDA(cudaEventDestroy(t0));
+  CHECK_CUDA(cudaEventDestroy(t1));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+double comperr(const double* C, size_t n, const std::vector<Sample>& s) {
+  double worst = 0;
+  for (const Sample& x : s) {
+    double c = 0;
+    CHECK_CUDA(cudaMemcpy(&c, C + x.i + x.j * n, sizeof(double), cudaMemcpyDeviceToHost));
+    if (!std::isfinite(c)) return INFINITY;
+    const double e = double(std::fabs(static_cast<long double>(c) - x.ref) / x.abs_ab);
+    worst = std::max(worst, e);
+  }
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: %s N MODULI_LIST PHI ITERS SEED\n", argv[0]);
+    return 2;
+  }
+  const size_t n = std::strtoull(argv[1], nullptr, 10);
+  std::vector<int> moduli;
+  {
+    std::stringstream ss(argv[2]);
+    std::string tok;
+    while (std::getline(ss, tok, ',')) moduli.push_back(std::atoi(tok.c_str()));
+  }
+  const double phi = std::atof(argv[3]);
+  const int iters = std::atoi(argv[4]);
+  const unsigned long long seed = std::strtoull(argv[5], nullptr, 10);
+  const size_t count = n * n;
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::fprintf(stderr, "device %s, n %zu, phi %g, seed %llu, iters %d\n", prop.name, n, phi, seed, iters);
+
+  double *A, *B, *C;
+  CHECK_CUDA(cudaMalloc(&A, count * sizeof(double)));
+  CHECK_CUDA(cudaMalloc(&B, count * sizeof(double)));
+  CHECK_CUDA(cudaMalloc(&C, count * sizeof(double)));
+  fill_phi(A, count, phi, seed);
+  fill_phi(B, count, phi, seed + 1);
+  CHECK_CUDA(cudaDeviceSynchronize());
+
+  // The error sample: rows of A and columns of B copied back, long double dots on the host.
+  std::vector<Sample> samples;
+  {
+    std::mt19937_64 rng(seed + 2);
+    std::vector<double> row(n), col(n);
+    for (int t = 0; t < 128; ++t) {
+      Sample s{rng() % n, rng() % n, 0, 0};
+      CHECK_CUDA(cudaMemcpy2D(row.data(), sizeof(double), A + s.i, n * sizeof(double), sizeof(double), n,
+                              cudaMemcpyDeviceToHost));
+      CHECK_CUDA(cudaMemcpy(col.data(), B + s.j * n, n * sizeof(double), cudaMemcpyDeviceToHost));
+      for (size_t l = 0; l < n; ++l) {
+        s.ref += static_cast<long double>(row[l]) * col[l];
+        s.abs_ab += std::fabs(static_cast<long double>(row[l]) * col[l]);
+      }
+      samples.push_back(s);
+    }
+  }
+  const double flop = 2.0 * double(n) * double(n) * double(n);
+  auto report = [&](const char* method, int N, const char* mode, double ms) {
+    std::printf("{\"device\": \"%s\", \"n\": %zu, \"phi\": %g, \"seed\": %llu, \"method\": \"%s\", \"moduli\": %d, "
+                "\"mode\": \"%s\", \"ms\": %.4f, \"tflops\": %.2f, \"componentwise\": %.3e}\n",
+                prop.name, n, phi, seed, method, N, mode, ms, flop / ms * 1e-9, comperr(C, n, samples));
+    std::fflush(stdout);
+  };
+  const double one = 1.0, zero = 0.0;
+  const int ni = static_cast<int>(n);
+
+  cublasHandle_t cb;
+  if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) return 2;
+  report("native_dgemm", 0, "fp64",
+         time_ms([&] { cublasDgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C,
+                 count, iters));
+
+  ozgemmHandle_t oz;
+  if (ozgemmCreate(&oz) != OZGEMM_STATUS_SUCCESS) return 2;
+  ozgemmSetScheme(oz, OZGEMM_SCHEME_OZAKI2);
+  for (int N : moduli) {
+    if (ozgemmSetModuli(oz, N) != OZGEMM_STATUS_SUCCESS) continue;
+    ozgemmStatus_t st = OZGEMM_STATUS_SUCCESS;
+    const double ms = time_ms(
+        [&] { st = ozgemmDgemm(oz, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C, count,
+        iters);
+    if (st != OZGEMM_STATUS_SUCCESS) {
+      std::fprintf(stderr, "ozgemm N=%d: %s\n", N, ozgemmGetStatusString(st));
+      continue;
+    }
+    report("ozgemm_ozaki2", N, "unfused", ms);
+  }
+  ozgemmDestroy(oz);
+
+  for (int N : moduli)
+    for (const bool fast : {true, false}) {
+      void* work = nullptr;
+      const size_t bytes = gemmul8::workSize<false, gemmul8::Backend::INT8>(n, n, n, unsigned(N));
+      if (cudaMalloc(&work, bytes) != cudaSuccess) {
+        std::fprintf(stderr, "gemmul8 N=%d: no memory for %zu bytes\n", N, bytes);
+        cudaGetLastError();
+        continue;
+      }
+      const double ms = time_ms(
+          [&] {
+            gemmul8::gemm<double, gemmul8::Backend::INT8>(cb, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n, &zero,
+                                                          C, n, unsigned(N), fast, work);
+          },
+          C, count, iters);
+      report("gemmul8", N, fast ? "fast" : "accurate", ms);
+      CHECK_CUDA(cudaFree(work));
+    }
+  cublasDestroy(cb);
+  CHECK_CUDA(cudaFree(A));
+  CHECK_CUDA(cudaFree(B));
+  CHECK_CUDA(cudaFree(C));
+  return 0;
+}
