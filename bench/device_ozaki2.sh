@@ -18,7 +18,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 if [ "${SANITIZE:-0}" = 1 ]; then
   for tool in memcheck racecheck; do
-    timeout 240 compute-sanitizer --tool $tool "$NEW/test_gpu_ozaki2" --gtest_brief=1 \
+    timeout ${SANITIZE_TIMEOUT:-120} compute-sanitizer --tool $tool "$NEW/test_gpu_ozaki2" --gtest_brief=1 \
       --gtest_filter="${SANITIZE_FILTER:-*Shapes*:*Moduli*}" > "$OUT/sanitizer_$tool.log" 2>&1
     echo "compute-sanitizer $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? from .* ran|PASSED|FAILED' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
   done

@@ -61,8 +61,10 @@ __device__ __forceinline__ void store_residues(const nm::Oz2Split (&v)[8], int8_
 
 // Each thread: 8 consecutive k-indices of one row (a warp writes 64 contiguous bytes of 4 rows per
 // modulus). kpad is a multiple of 8, so a thread's 8 indices are all below kpad or all past it.
+// Registers capped for 4 CTAs an SM (64; ptxas spills 8-12 bytes once per thread): uncapped, N = 15
+// took 85 registers, 2 CTAs an SM, and its pass ran 1.4x N = 14's (H100, 8192^3).
 template <int N>
-__global__ void __launch_bounds__(kThreads) oz2_residues_kernel(OperandView v, const int32_t* __restrict__ shift,
+__global__ void __launch_bounds__(kThreads, 4) oz2_residues_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                                  const int64_t* __restrict__ S, nm::Ozaki2Constants c,
                                                                  int64_t rows_pad, int64_t kpad, int64_t plane,
                                                                  int8_t* __restrict__ res, int32_t* __restrict__ sft) {

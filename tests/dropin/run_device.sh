@@ -16,7 +16,9 @@
 #   3. the netlib testers xblat3d (Fortran DGEMM) and xdcblat3 (CBLAS) with OZGEMM_BLAS_MIN_SIZE=0:
 #      every DGEMM through ozgemm on the GPU; all DGEMM tests must PASS;
 #   4. numpy linked to the system libblas.so.3 (Debian's python3-numpy): a 4096^2 float64 matmul
-#      through the offload (skipped, saying so, when no such numpy is installed).
+#      through the offload (skipped, saying so, when no such numpy is installed); OZGEMM_NUMPY_PYTHON
+#      names another interpreter to try first (e.g. a wrapper around a carried Debian python3-numpy).
+# OZGEMM_DROPIN_STEPS: which steps to run (default "1 2 3 4").
 # Logs: $OUT/dropin/ when OUT is set, else ./dropin-device-logs/. Exit status: 1 if any step FAILed.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -40,6 +42,7 @@ T0=$(date +%s)
 declare -a SUMMARY
 status=0
 note() { SUMMARY+=("$1"); case "$1" in FAIL*) status=1 ;; esac; }
+want() { case " ${OZGEMM_DROPIN_STEPS:-1 2 3 4} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 echo "=== ozgemm drop-in device run: $(date -u +%FT%TZ) on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
@@ -47,6 +50,7 @@ echo "libraries: $LIBDIR"; ls -l "$LIBDIR" | sed 's/^/  /'
 "$PY" -c "import sys; print('python', sys.version.split()[0])" 2>/dev/null
 
 # --- 1. entry points the frameworks import ------------------------------------------------------
+if want 1; then
 echo; echo "=== 1. FP64 GEMM entry points imported by torch and CuPy (nm -D --undefined-only)"
 PATTERN='^(cublasDgemm|cublasGemm(Strided)?(Batched)?Ex|cublasLtMatmul$)'
 "$PY" - <<'EOF' > "$LOG/framework_libs.txt" 2>/dev/null
@@ -69,8 +73,10 @@ while read -r fw lib; do
   syms=$(nm -D --undefined-only "$lib" 2>/dev/null | awk '{print $2}' | sed 's/@.*//' | grep -E "$PATTERN" | sort -u | tr '\n' ' ')
   echo "  $fw $(basename "$lib"): ${syms:-none found}"
 done < "$LOG/framework_libs.txt"
+fi  # step 1
 
 # --- 2. PyTorch and CuPy ------------------------------------------------------------------------------
+if want 2; then
 echo; echo "=== 2. PyTorch and CuPy under LD_PRELOAD=libozgemm_hook.so (OZGEMM_HOOK_MIN_SIZE=0; hook off vs on)"
 rm -f "$LOG/frameworks.jsonl"
 run_fw() {  # name framework accuracy [extra env...] [-- extra args]
@@ -95,8 +101,10 @@ run_fw torch_fixed7 torch 7 DISABLE_ADDMM_CUDA_LT=1
 run_fw torch_addmm_lt torch fp64 -- --only "addmm 1-D bias"  # torch's default: cuBLASLt epilogue, not intercepted
 run_fw cupy_fp64 cupy fp64
 run_fw cupy_fixed7 cupy 7
+fi  # step 2
 
 # --- 3. netlib BLAS testers through the offload ---------------------------------------------------
+if want 3; then
 echo; echo "=== 3. netlib BLAS testers, LD_PRELOAD=libozgemm_blas.so OZGEMM_BLAS_MIN_SIZE=0 (every DGEMM on the GPU)"
 TESTER_DIR=""
 for d in /usr/lib/*/blas; do [ -x "$d/xblat3d" ] && TESTER_DIR="$d" && break; done
@@ -120,11 +128,13 @@ else
     done
   done
 fi
+fi  # step 3
 
 # --- 4. numpy (system libblas.so.3) 4096^2 through the offload -------------------------------------
+if want 4; then
 echo; echo "=== 4. numpy linked to the system libblas.so.3, 4096^2 float64 matmul through libozgemm_blas.so"
 NP=""
-for py in /usr/bin/python3 "$PY"; do
+for py in ${OZGEMM_NUMPY_PYTHON:-} /usr/bin/python3 "$PY"; do
   [ -x "$(command -v "$py")" ] || continue
   umath=$("$py" -c "import numpy, glob, os; d = os.path.dirname(numpy.__file__); \
 print((glob.glob(d + '/core/_multiarray_umath*.so') + glob.glob(d + '/_core/_multiarray_umath*.so'))[0])" 2>/dev/null) || continue
@@ -143,6 +153,7 @@ else
   if [ "$rc" -eq 0 ]; then note "PASS  numpy 4096^2 offload: $(grep -c '"ok": true' "$LOG/numpy.log") cases"
   else note "FAIL  numpy 4096^2 offload: rc=$rc"; fi
 fi
+fi  # step 4
 
 echo; echo "=== summary ($(( $(date +%s) - T0 )) s; logs in $LOG)"
 printf '%s\n' "${SUMMARY[@]}" | tee "$LOG/summary.txt"
