@@ -51,24 +51,6 @@ TEST(Ozaki2Numerics, SymmetricResiduesExhaustiveOnARange) {
 }
 
 namespace {
-template <int I>
-void check_const_residues(std::mt19937_64& rng) {
-  if constexpr (I < nm::kMaxModuli) {
-    for (int t = 0; t < 100000; ++t) {
-      const int64_t v = static_cast<int64_t>(rng()) >> (rng() % 64);
-      ASSERT_EQ(nm::sym_mod_const<nm::kModuliTable[I]>(v), nm::sym_mod(v, nm::kModuliTable[I])) << v;
-    }
-    check_const_residues<I + 1>(rng);
-  }
-}
-}  // namespace
-
-TEST(Ozaki2Numerics, ConstantModulusResiduesEqualTheGeneralOnes) {
-  std::mt19937_64 rng(40);
-  check_const_residues<0>(rng);
-}
-
-namespace {
 // The kernels' two fast forms: sym_mod_split (residues of A', |A'| < 2^63) and sym_mod_i32 (the int32
 // product sums) against the general sym_mod, on random values of every magnitude and the edges.
 template <int I>

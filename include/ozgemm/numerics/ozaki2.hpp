@@ -76,22 +76,6 @@ OZGEMM_HD int32_t sym_mod(int64_t v, int32_t p) {
   return sr > (p - 1) / 2 ? sr - p : sr;
 }
 
-// sym_mod for a modulus known at compile time (the kernels unroll over the moduli table): the same
-// value as sym_mod(v, P), with the divisions by constants the compiler turns into multiplications.
-template <int P>
-OZGEMM_HD int32_t sym_mod_const(int64_t v) {
-  constexpr uint32_t up = static_cast<uint32_t>(P);
-  constexpr uint32_t two32 = static_cast<uint32_t>((uint64_t(1) << 32) % up);
-  constexpr uint32_t two64 = static_cast<uint32_t>(uint64_t(two32) * two32 % up);
-  const uint64_t bits = static_cast<uint64_t>(v);
-  const uint32_t lo = static_cast<uint32_t>(bits), hi = static_cast<uint32_t>(bits >> 32);
-  uint32_t r = (hi % up) * two32 % up;
-  r = (r + lo % up) % up;
-  if (v < 0) r = (r + up - two64) % up;
-  const int32_t sr = static_cast<int32_t>(r);
-  return sr > (P - 1) / 2 ? sr - P : sr;
-}
-
 // r in (-P, P) with r = v (mod P) mapped into sym_mod's range.
 template <int P>
 OZGEMM_HD int32_t sym_range(int32_t r) {
@@ -100,7 +84,7 @@ OZGEMM_HD int32_t sym_range(int32_t r) {
   return r;
 }
 
-// sym_mod_const for an int32 (the products' int32 sums): one division by a constant.
+// sym_mod(v, P) for an int32 v (the products' int32 sums), P a compile-time constant: one division.
 template <int P>
 OZGEMM_HD int32_t sym_mod_i32(int32_t v) {
   return sym_range<P>(v % P);  // C++ truncating %: in (-P, P)
