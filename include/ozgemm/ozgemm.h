@@ -63,26 +63,33 @@ typedef enum {
 } ozgemmFusedAccumulator_t;
 
 /* Accuracy contract (docs/numerics.md, "The accuracy contract").
- *   FP64 (default): per call, the slice count is chosen from the data as the smallest count whose
- *     proven bound meets |C - AB|_ij <= c u (|A||B|)_ij entrywise (u = 2^-53, c = min(4, k): no looser
- *     than native DGEMM's own bound k u (|A||B|)), before the final alpha/beta roundings. Where no
- *     count meets it, where the emulation would be slower than native DGEMM on this device, or where
- *     the data cannot be read back (CUDA graph capture), native DGEMM runs. Deciding reads A and B
- *     and synchronises the handle's stream once per call.
- *   FIXED: the handle's slice count (ozgemmSetSlices), no decision, no guarantee beyond the measured
- *     tables. ozgemmSetSlices(h, s) with s > 0 selects FIXED; s = 0 returns to FP64. */
+ *   FP64 (default): per call, the slice count (Ozaki-I) and the moduli count (Ozaki-II) are chosen
+ *     from the data as the smallest counts whose proven bounds meet |C - AB|_ij <= c u (|A||B|)_ij
+ *     entrywise (u = 2^-53, c = min(4, k): no looser than native DGEMM's own bound k u (|A||B|)),
+ *     before the final alpha/beta roundings; the scheme (ozgemmSetScheme) that meets it and is
+ *     expected fastest runs. Where no count meets it, where the emulation would be slower than
+ *     native DGEMM on this device, or where the data cannot be read back (CUDA graph capture),
+ *     native DGEMM runs. Deciding reads A and B and synchronises the handle's stream once per call.
+ *   FIXED: the handle's slice count (ozgemmSetSlices) or, with scheme OZAKI2, moduli count
+ *     (ozgemmSetModuli), no decision, no guarantee beyond the measured tables.
+ *     ozgemmSetSlices(h, s) with s > 0 selects FIXED; s = 0 returns to FP64. */
 typedef enum {
   OZGEMM_ACCURACY_FP64 = 0,
   OZGEMM_ACCURACY_FIXED = 1
 } ozgemmAccuracy_t;
 
-/* The emulation scheme. OZAKI1 (default): slices of 8 bits, s(s+1)/2 INT8 products. OZAKI2: the
- * integer CRT scheme (Ozaki, Uchino, Imamura), one INT8 product per modulus; its moduli count is
- * fixed by the caller (ozgemmSetModuli; no bound is computed for it yet: setting OZAKI2 selects
- * OZGEMM_ACCURACY_FIXED), unfused path only (variant AUTO or UNFUSED; NATIVE runs native). */
+/* The emulation scheme.
+ *   AUTO (default): FP64 mode takes whichever scheme meets the accuracy contract fastest on this
+ *     device and shape (or native DGEMM); FIXED mode runs Ozaki-I at the handle's slice count.
+ *   OZAKI1: slices of 8 bits, s(s+1)/2 INT8 products.
+ *   OZAKI2: the integer CRT scheme (Ozaki, Uchino, Imamura), one INT8 product per modulus, unfused
+ *     (variant AUTO or UNFUSED; NATIVE runs native). In FP64 mode the moduli count is chosen from
+ *     the data with its own proven bound (docs/numerics.md); in FIXED mode it is the handle's count
+ *     (ozgemmSetModuli: a count > 0 selects FIXED, as ozgemmSetSlices does). */
 typedef enum {
   OZGEMM_SCHEME_OZAKI1 = 0,
-  OZGEMM_SCHEME_OZAKI2 = 1
+  OZGEMM_SCHEME_OZAKI2 = 1,
+  OZGEMM_SCHEME_AUTO = 2
 } ozgemmScheme_t;
 
 /* What a call ran (ozgemmGetLastCallInfo) or would run (ozgemmPlanCall). */
@@ -116,7 +123,8 @@ OZGEMM_API ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t handle, int slices);
 OZGEMM_API ozgemmStatus_t ozgemmGetSlices(ozgemmHandle_t handle, int* slices);
 OZGEMM_API ozgemmStatus_t ozgemmSetScheme(ozgemmHandle_t handle, ozgemmScheme_t scheme);
 OZGEMM_API ozgemmStatus_t ozgemmGetScheme(ozgemmHandle_t handle, ozgemmScheme_t* scheme);
-/* moduli in OZGEMM_MIN_MODULI..OZGEMM_MAX_MODULI, or 0 for OZGEMM_DEFAULT_MODULI. */
+/* moduli in OZGEMM_MIN_MODULI..OZGEMM_MAX_MODULI (selects OZGEMM_ACCURACY_FIXED), or 0 for
+ * OZGEMM_DEFAULT_MODULI in FIXED mode (the accuracy mode unchanged). */
 OZGEMM_API ozgemmStatus_t ozgemmSetModuli(ozgemmHandle_t handle, int moduli);
 OZGEMM_API ozgemmStatus_t ozgemmSetAccuracy(ozgemmHandle_t handle, ozgemmAccuracy_t accuracy);
 OZGEMM_API ozgemmStatus_t ozgemmGetAccuracy(ozgemmHandle_t handle, ozgemmAccuracy_t* accuracy);

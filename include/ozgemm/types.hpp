@@ -17,8 +17,9 @@ constexpr int kMinModuli = OZGEMM_MIN_MODULI;
 constexpr int kMaxModuli = OZGEMM_MAX_MODULI;
 constexpr int kDefaultModuli = OZGEMM_DEFAULT_MODULI;
 
-// Which emulation scheme (ozgemmScheme_t): Ozaki-I (slices) or Ozaki-II (moduli, CRT).
-enum class Scheme : int { Ozaki1 = 0, Ozaki2 = 1 };
+// Which emulation scheme (ozgemmScheme_t): Ozaki-I (slices), Ozaki-II (moduli, CRT), or Auto (FP64
+// mode: whichever meets the bound fastest; FIXED mode: Ozaki-I).
+enum class Scheme : int { Ozaki1 = 0, Ozaki2 = 1, Auto = 2 };
 
 // How the product is computed (ozgemmVariant_t).
 enum class Variant : int { Auto = 0, Unfused = 1, PartiallyFused = 2, FullyFused = 3, Native = 4 };

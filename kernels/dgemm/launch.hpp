@@ -38,9 +38,10 @@ cudaError_t launch_row_shifts(const OperandView& view, int64_t rows_pad, int32_t
 
 // The accuracy decision's second pass over an operand (numerics/accuracy.hpp), after the shifts:
 // mag[r * ld + l] = magnitude_digit(X(r, l)) for r < rows_pad, l < kpad (0 for padding and Inf/NaN),
-// and U[r] += sum over the row of unit_term (U zeroed by the caller).
+// and U[r] += sum over the row of unit_term (U zeroed by the caller); with S (Ozaki-II's candidate,
+// zeroed by the caller) also S[r] += sum of oz2_norm_term(x, shift - 1), the Ozaki-II scaling's norm.
 cudaError_t launch_magnitudes(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t kpad,
-                              int64_t ld, uint8_t* mag, int64_t* U, cudaStream_t stream);
+                              int64_t ld, uint8_t* mag, int64_t* U, int64_t* S, cudaStream_t stream);
 
 // The decision's reduction over the entries of one column chunk of C (rows x cols, columns
 // col0 ..): each finite entry's smallest count s >= s_from with R(s) <= target (max into
@@ -52,6 +53,8 @@ struct DecisionResult {
   int32_t s_max;
   int32_t unused;
   unsigned long long ratio_max[numerics::kSliceWindow];
+  // Ozaki-II (launch_oz2_bound): the maxima of R2(N), N = kMinModuli + w, as bits.
+  unsigned long long oz2_ratio_max[numerics::kModuliWindow];
 };
 struct BoundArgs {
   const int32_t* P;
@@ -66,6 +69,22 @@ struct BoundArgs {
   DecisionResult* result;
 };
 cudaError_t launch_bound(const BoundArgs& args, cudaStream_t stream);
+
+// Ozaki-II's decision (numerics/accuracy.hpp, R2): d[r] = oz2_extra_shift(S[r]) of c's moduli count,
+// for rows_pad rows.
+cudaError_t launch_oz2_extra_shifts(const int64_t* S, int64_t rows_pad, const numerics::Ozaki2Constants& c,
+                                    int8_t* d, cudaStream_t stream);
+// The maxima of R2(N) over the finite entries of one column chunk of C, every N of the window, into
+// result->oz2_ratio_max. d_a: kModuliWindow tables of the rows' extra shifts (N = kMinModuli + w at
+// d_a + w * d_stride_a), likewise d_b; the product, statistics and result as in `base` (its k,
+// s_from and target unused).
+struct Oz2BoundArgs {
+  BoundArgs base;
+  const int8_t *d_a, *d_b;
+  int64_t d_stride_a, d_stride_b;
+  double recon_abs_u[numerics::kModuliWindow];
+};
+cudaError_t launch_oz2_bound(const Oz2BoundArgs& args, cudaStream_t stream);
 
 // Writes the layout.s slices of every element at layout.offset(r, i, l) (SliceLayout), for
 // rows_pad rows and layout.kblocks * layout.kblock columns; padding (r >= rows or l >= k) gets zeros.

@@ -16,11 +16,11 @@
 * :mod:`ozgemm.reference` runs the same Ozaki-I algorithm on the CPU (numpy arrays): the bits
   every emulated GPU variant gives in FIXED mode, and the error measures of docs/guide.md.
 
-Accuracy modes (docs/guide.md): ``accuracy="fp64"`` (default) chooses the slice count per call
-from the data, the smallest whose proven bound meets ``|C - AB| <= min(4, k) u |A||B|``
-entrywise, or runs native DGEMM where none does; ``accuracy="fixed"`` (or ``slices=s``) uses a
-fixed slice count, no guarantee beyond the measured tables. ``scheme="ozaki2", moduli=n`` runs the
-Ozaki scheme II (FIXED mode only).
+Accuracy modes (docs/guide.md): ``accuracy="fp64"`` (default) chooses per call from the data the
+scheme (``scheme="auto"``, default: Ozaki-I or Ozaki-II, whichever is expected faster here) and its
+count, the smallest whose proven bound meets ``|C - AB| <= min(4, k) u |A||B|`` entrywise, or runs
+native DGEMM where none does or where emulation is slower; ``accuracy="fixed"`` (or ``slices=s``,
+or ``scheme="ozaki2", moduli=n``) uses a fixed count, no guarantee beyond the measured tables.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ _VARIANT_NAMES = {v: k for k, v in VARIANTS.items()}
 #: Accuracy modes accepted by ``accuracy=`` (ozgemmAccuracy_t values).
 ACCURACY_MODES: Dict[str, int] = {"fp64": 0, "fixed": 1}
 #: Emulation schemes accepted by ``scheme=`` (ozgemmScheme_t values).
-SCHEMES: Dict[str, int] = {"ozaki1": 0, "ozaki2": 1}
+SCHEMES: Dict[str, int] = {"ozaki1": 0, "ozaki2": 1, "auto": 2}
 _SCHEME_NAMES = {v: k for k, v in SCHEMES.items()}
 #: Status names by ozgemmStatus_t value.
 STATUS_NAMES: Dict[int, str] = {
@@ -100,7 +100,7 @@ class CallInfo:
     target: float       #: FP64 mode: the contract's constant min(4, k)
     fell_back: bool     #: FP64 mode ran native DGEMM instead of an emulation
     reason: str         #: how the slice count was chosen, or why native ran
-    scheme: str = "ozaki1"  #: "ozaki1" (slices) or "ozaki2" (moduli)
+    scheme: str = "ozaki1"  #: the scheme that ran: "ozaki1" (slices) or "ozaki2" (moduli)
     moduli: int = 0     #: Ozaki-II: the moduli count; 0 otherwise
 
 
@@ -144,7 +144,8 @@ class _Options:
         if self.scheme == SCHEMES["ozaki2"]:
             if slices is not None:
                 raise ValueError("slices= is the Ozaki-I count; scheme='ozaki2' takes moduli=")
-            self.accuracy = ACCURACY_MODES["fixed"]  # Ozaki-II has no bound yet: fixed moduli count
+            if moduli is not None:
+                self.accuracy = ACCURACY_MODES["fixed"]  # as ozgemmSetModuli(h, n > 0): a count is FIXED mode
         elif moduli is not None:
             raise ValueError("moduli= applies to scheme='ozaki2'")
         if slices is not None:
@@ -264,7 +265,7 @@ def _same_stream(s1: int, s2: int) -> bool:
 
 
 def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float = 0.0, accuracy: str = "fp64",
-           slices: Optional[int] = None, variant: str = "auto", stream: Any = None, scheme: str = "ozaki1",
+           slices: Optional[int] = None, variant: str = "auto", stream: Any = None, scheme: str = "auto",
            moduli: Optional[int] = None) -> Any:
     """``alpha * a @ b + beta * out`` in FP64 on the GPU, emulated on INT8 tensor cores.
 
@@ -287,9 +288,11 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
             stream object. None: the caller's current stream of a's framework (CuPy's or
             PyTorch's current stream; the legacy default stream for others). The arrays must be
             ready on that stream, as for any work the framework queues there.
-        scheme: ``"ozaki1"`` (default: slices) or ``"ozaki2"`` (the integer CRT scheme, one INT8
-            product per modulus; FIXED mode only, unfused path; ``moduli`` MIN_MODULI..MAX_MODULI,
-            None: DEFAULT_MODULI).
+        scheme: ``"auto"`` (default: FP64 mode takes whichever of the two schemes meets the bound
+            and is expected faster; FIXED mode runs Ozaki-I), ``"ozaki1"`` (slices) or ``"ozaki2"``
+            (the integer CRT scheme, one INT8 product per modulus, unfused path; FP64 mode chooses
+            the moduli count, ``moduli`` MIN_MODULI..MAX_MODULI selects FIXED mode at that count,
+            ``accuracy="fixed"`` without it: DEFAULT_MODULI).
 
     Returns:
         ``out`` if given, else the new result array. The call is asynchronous on the stream, as
@@ -326,7 +329,7 @@ def _to_jax(buf: Any, device: int, stream: int) -> Any:
 
 
 def plan(a: Any, b: Any, *, out: Any = None, accuracy: str = "fp64", slices: Optional[int] = None,
-         variant: str = "auto", stream: Any = None, scheme: str = "ozaki1", moduli: Optional[int] = None) -> Plan:
+         variant: str = "auto", stream: Any = None, scheme: str = "auto", moduli: Optional[int] = None) -> Plan:
     """What ``matmul(a, b, out=out, ...)`` with these options would run (nothing runs).
 
     The answer is exact in both accuracy modes (ozgemmPlanCall: FP64 mode reads a and b,

@@ -87,7 +87,7 @@ ozgemmStatus_t get_handle(int device, ozgemmHandle_t* h) {
 }
 
 // The call's options: accuracy 0 = FP64, 1 = FIXED; slices 0 = the default count (FIXED) or none
-// (FP64); scheme: ozgemmScheme_t (OZAKI2 selects FIXED); moduli 0 = the default count; variant:
+// (FP64); scheme: ozgemmScheme_t; moduli 0 = the default count (> 0 selects FIXED); variant:
 // ozgemmVariant_t.
 struct Options {
   int accuracy, slices, scheme, moduli, variant;

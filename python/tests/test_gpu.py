@@ -81,12 +81,18 @@ def test_fixed_mode_bits_equal_host_reference(fw, variant):
 def test_ozaki2_bits_equal_host_reference(fw):
     mod, dev, host = framework(fw)
     a, b = problem(14)
-    for moduli in (None, 8):
-        c = ozgemm.matmul(dev(a), dev(b), scheme="ozaki2", moduli=moduli, variant="unfused")
+    for moduli in (None, 8):  # FIXED mode: the default count, or the count given
+        c = ozgemm.matmul(dev(a), dev(b), scheme="ozaki2", moduli=moduli, accuracy="fixed", variant="unfused")
         info = ozgemm.last_call_info()
         expect = moduli or ozgemm.DEFAULT_MODULI
         assert (info.scheme, info.moduli, info.variant) == ("ozaki2", expect, "unfused"), info
         np.testing.assert_array_equal(host(c), reference.ozaki2_matmul(a, b, moduli=expect))
+    # FP64 mode: the count chosen from the data, with its bound; the bits of that count.
+    c = ozgemm.matmul(dev(a), dev(b), scheme="ozaki2", variant="unfused")
+    info = ozgemm.last_call_info()
+    assert info.scheme == "ozaki2" and info.variant == "unfused" and not info.fell_back, info
+    assert ozgemm.MIN_MODULI <= info.moduli <= ozgemm.MAX_MODULI and 0 < info.bound <= info.target, info
+    np.testing.assert_array_equal(host(c), reference.ozaki2_matmul(a, b, moduli=info.moduli))
 
 
 @pytest.mark.parametrize("fw", FRAMEWORKS)

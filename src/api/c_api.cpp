@@ -61,11 +61,19 @@ ozgemmStatus_t plan_for(const ozgemmContext* h, const GemmShape& s, ozgemm::Plan
   return ozgemm::detail::plan_with(h, s, h->effective_slices(), plan);
 }
 
-// FP64 mode's workspace: the decision's and the largest plan any count could take.
+// FP64 mode's workspace: the decision's and the largest plan any count of an allowed scheme could take.
 ozgemmStatus_t fp64_workspace(const ozgemmContext* h, const GemmShape& s, size_t* bytes) {
   size_t most = 0;
   ozgemm::DecisionPlan dp;
   if (ozgemm::plan_decision(s, h->dev, &dp).empty()) most = dp.workspace_bytes;
+  if (h->scheme != ozgemm::Scheme::Ozaki1 && ozgemm::detail::ozaki2_unavailable(h, s, ozgemm::kMaxModuli).empty()) {
+    ozgemm::Ozaki2Plan p2;  // the largest moduli count has the largest workspace
+    if (ozgemm::plan_ozaki2(s, ozgemm::kMaxModuli, h->dev, &p2).empty()) most = std::max(most, p2.workspace_bytes);
+  }
+  if (h->scheme == ozgemm::Scheme::Ozaki2) {
+    *bytes = most;
+    return OZGEMM_STATUS_SUCCESS;
+  }
   for (int sl = 1; sl <= ozgemm::kMaxSlices; ++sl) {
     ozgemm::Plan p;
     const ozgemmStatus_t st = ozgemm::detail::plan_with(h, s, sl, &p);
@@ -77,7 +85,7 @@ ozgemmStatus_t fp64_workspace(const ozgemmContext* h, const GemmShape& s, size_t
 }
 
 bool fp64_mode(const ozgemmContext* h) {
-  return h->accuracy == OZGEMM_ACCURACY_FP64 && h->variant != ozgemm::Variant::Native && !h->ozaki2();
+  return h->accuracy == OZGEMM_ACCURACY_FP64 && h->variant != ozgemm::Variant::Native;
 }
 
 // Ozaki-II's plan: the unfused path only (AUTO or UNFUSED).
@@ -235,9 +243,9 @@ ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t h, int slices) {
 
 ozgemmStatus_t ozgemmSetScheme(ozgemmHandle_t h, ozgemmScheme_t scheme) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
-  if (scheme != OZGEMM_SCHEME_OZAKI1 && scheme != OZGEMM_SCHEME_OZAKI2) return OZGEMM_STATUS_INVALID_VALUE;
+  if (scheme != OZGEMM_SCHEME_OZAKI1 && scheme != OZGEMM_SCHEME_OZAKI2 && scheme != OZGEMM_SCHEME_AUTO)
+    return OZGEMM_STATUS_INVALID_VALUE;
   h->scheme = static_cast<ozgemm::Scheme>(scheme);
-  if (scheme == OZGEMM_SCHEME_OZAKI2) h->accuracy = OZGEMM_ACCURACY_FIXED;  // no bound for Ozaki-II yet
   return OZGEMM_STATUS_SUCCESS;
 }
 
@@ -252,6 +260,7 @@ ozgemmStatus_t ozgemmSetModuli(ozgemmHandle_t h, int moduli) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (moduli != 0 && (moduli < ozgemm::kMinModuli || moduli > ozgemm::kMaxModuli)) return OZGEMM_STATUS_INVALID_VALUE;
   h->moduli = moduli;
+  if (moduli > 0) h->accuracy = OZGEMM_ACCURACY_FIXED;  // a count is FIXED mode, as ozgemmSetSlices
   return OZGEMM_STATUS_SUCCESS;
 }
 
@@ -278,7 +287,7 @@ ozgemmStatus_t ozgemmPlanCall(ozgemmHandle_t h, cublasOperation_t ta, cublasOper
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   ozgemm::Plan plan;
   *info = ozgemmCallInfo_t{};
-  if (h->ozaki2()) {
+  if (h->ozaki2() && (h->fixed_ozaki2() || m == 0 || n == 0 || k == 0)) {
     ozgemm::Ozaki2Plan p2;
     st = plan_oz2(h, s, &p2);
     if (st == OZGEMM_STATUS_SUCCESS) describe_oz2(h, info);
@@ -292,7 +301,8 @@ ozgemmStatus_t ozgemmPlanCall(ozgemmHandle_t h, cublasOperation_t ta, cublasOper
   if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
   void* ws = nullptr;
   bool ready = false;
-  return ozgemm::detail::decide_fp64(h, s, A, B, &plan, info, &ws, &ready);
+  ozgemm::Ozaki2Plan p2;
+  return ozgemm::detail::decide_fp64(h, s, A, B, &plan, &p2, info, &ws, &ready);
 }
 
 ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t h, ozgemmCallInfo_t* info) {
@@ -356,13 +366,20 @@ ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t h, cublasOperation_t ta, cu
     *bytes = 0;
     return OZGEMM_STATUS_SUCCESS;
   }
-  if (h->ozaki2()) {
+  if (h->fixed_ozaki2()) {
     ozgemm::Ozaki2Plan p2;
     st = plan_oz2(h, s, &p2);
     if (st == OZGEMM_STATUS_SUCCESS) *bytes = p2.workspace_bytes;
     return st;
   }
-  if (fp64_mode(h)) return fp64_workspace(h, s, bytes);
+  if (fp64_mode(h)) {
+    if (h->ozaki2()) {  // FP64 mode with Ozaki-II only: the problem must suit it
+      ozgemm::Ozaki2Plan p2;
+      st = plan_oz2(h, s, &p2);
+      if (st != OZGEMM_STATUS_SUCCESS) return st;
+    }
+    return fp64_workspace(h, s, bytes);
+  }
   ozgemm::Plan plan;
   st = plan_for(h, s, &plan);
   if (st == OZGEMM_STATUS_SUCCESS) *bytes = plan.workspace_bytes;
@@ -426,7 +443,7 @@ ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperati
   ozgemmCallInfo_t info{};
   void* ws = nullptr;
   ozgemm::dispatch::ExecContext exec = h->exec();
-  if (h->ozaki2()) {
+  if (h->fixed_ozaki2()) {
     ozgemm::Ozaki2Plan p2;
     st = plan_oz2(h, s, &p2);
     if (st == OZGEMM_STATUS_SUCCESS) st = ozgemm::detail::ensure_workspace(h, p2.workspace_bytes, &ws);
@@ -435,8 +452,14 @@ ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperati
     return st;
   }
   if (fp64_mode(h)) {
-    st = ozgemm::detail::decide_fp64(h, s, A, B, &plan, &info, &ws, &exec.shifts_ready);
+    ozgemm::Ozaki2Plan p2;
+    st = ozgemm::detail::decide_fp64(h, s, A, B, &plan, &p2, &info, &ws, &exec.shifts_ready);
     if (st != OZGEMM_STATUS_SUCCESS) return st;
+    if (info.scheme == OZGEMM_SCHEME_OZAKI2 && info.variant != OZGEMM_VARIANT_NATIVE) {
+      st = ozgemm::dispatch::run_ozaki2(exec, p2, s, al, A, B, be, C, ws);
+      if (st == OZGEMM_STATUS_SUCCESS) h->last = info;
+      return st;
+    }
   } else {
     st = plan_for(h, s, &plan);
     if (st != OZGEMM_STATUS_SUCCESS) return st;

@@ -1,17 +1,22 @@
-// FP64 accuracy mode (ozgemm.h; docs/numerics.md, "The accuracy contract"): per call, the slice
-// count is chosen from the data. The planner decides (plan_decision, plan at each count, the AUTO
-// rules), the dispatch layer runs the statistics passes and reports their counts, and this file
-// strings the steps together:
-//   0. AUTO that runs native DGEMM at any count (this shape, this device) stops before reading data;
-//   1. digits pass (the max-reduce with the exact digit counts): a lower bound L of the count;
-//      AUTO that would run native DGEMM at L (emulation slower here) stops here;
-//   2. magnitude digits, their INT8 product P, the bound's reduction from L: the count S;
-//   3. the plan at S (AUTO may still prefer native DGEMM at S), reusing the shifts of step 1.
+// FP64 accuracy mode (ozgemm.h; docs/numerics.md, "The accuracy contract"): per call, the scheme
+// and its count are chosen from the data. The planner decides (plan_decision, plan at each count,
+// the AUTO rules), the dispatch layer runs the statistics passes and reports their counts, and this
+// file strings the steps together. A scheme is a candidate when the handle allows it (scheme AUTO:
+// both) and, under variant AUTO, its rules say it can beat native DGEMM here:
+//   0. no candidate (this shape, this device): native DGEMM before reading data;
+//   1. digits pass (the max-reduce with the exact digit counts): Ozaki-I's lower bound L; Ozaki-I
+//      drops out when AUTO would run native DGEMM at L;
+//   2. magnitude digits (with Ozaki-II's norms), their INT8 product P, the bounds' reductions:
+//      Ozaki-I's count S from L, Ozaki-II's maxima at every moduli count, hence its count N;
+//   3. of the candidates that meet the target and beat native, the one expected fastest
+//      (auto_rules' expected_tflops), reusing the statistics of steps 1-2.
 // Each device step ends with one small copy back (the stream is synchronised twice per call).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "api/handle.hpp"
+#include "plan/auto_rules.hpp"
 #include "ozgemm/numerics/accuracy.hpp"
 
 namespace ozgemm {
@@ -57,8 +62,14 @@ void describe_fixed(const ozgemmContext* h, const Plan& plan, ozgemmCallInfo_t* 
                          (plan.fallback.empty() ? std::string() : "; ran unfused: " + plan.fallback));
 }
 
+std::string ozaki2_unavailable(const ozgemmContext* h, const GemmShape& s, int moduli) {
+  if (h->variant != Variant::Auto && h->variant != Variant::Unfused) return "Ozaki-II runs unfused only";
+  Ozaki2Plan p2;
+  return plan_ozaki2(s, moduli, h->dev, &p2);
+}
+
 ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A, const double* B, Plan* plan,
-                           ozgemmCallInfo_t* info, void** ws, bool* shifts_ready) {
+                           Ozaki2Plan* plan2, ozgemmCallInfo_t* info, void** ws, bool* shifts_ready) {
   *info = ozgemmCallInfo_t{};
   *shifts_ready = false;
   info->target = numerics::target_constant(s.k);
@@ -69,69 +80,145 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
   }
   if (capture != cudaStreamCaptureStatusNone)
     return go_native(plan, s, info, "the stream is being captured into a CUDA graph (the decision reads data back)");
-  // AUTO that prefers native DGEMM even at one slice (its rules only get stricter with more slices)
-  // needs no look at the data.
-  Plan at_one;
-  ozgemmStatus_t st = plan_with(h, s, 1, &at_one);
-  if (st != OZGEMM_STATUS_SUCCESS) return st;
-  if (at_one.variant == Variant::Native)
-    return go_native(plan, s, info, "the emulation is slower than native DGEMM here at any slice count (AUTO rules)");
+
+  // 0. The candidates. AUTO that prefers native DGEMM even at one slice (its rules only get stricter
+  // with more slices), or at the fewest moduli, needs no look at the data.
+  bool oz1 = h->scheme != Scheme::Ozaki2, oz2 = h->scheme != Scheme::Ozaki1;
+  std::string why1, why2;  // why a scheme dropped out
+  if (oz1) {
+    Plan at_one;
+    const ozgemmStatus_t st = plan_with(h, s, 1, &at_one);
+    if (st != OZGEMM_STATUS_SUCCESS) return st;
+    if (at_one.variant == Variant::Native) {
+      oz1 = false;
+      why1 = "Ozaki-I slower than native here at any slice count";
+    }
+  }
+  if (oz2) {
+    why2 = ozaki2_unavailable(h, s, kMaxModuli);
+    if (why2.empty() && h->variant == Variant::Auto && !auto_ozaki2(s, kMinModuli, h->dev))
+      why2 = "Ozaki-II slower than native at this shape";
+    oz2 = why2.empty();
+    if (!oz2 && h->scheme == Scheme::Ozaki2 && h->variant != Variant::Auto && h->variant != Variant::Unfused)
+      return OZGEMM_STATUS_NOT_SUPPORTED;  // as FIXED mode: Ozaki-II has no fused variant
+  }
+  const auto both_out = [&]() {
+    std::string why = why1;
+    if (!why2.empty()) why += (why.empty() ? "" : "; ") + why2;
+    return go_native(plan, s, info, why + " (AUTO rules)");
+  };
+  if (!oz1 && !oz2) return both_out();
   DecisionPlan dp;
   const std::string refused = plan_decision(s, h->dev, &dp);
   if (!refused.empty()) return go_native(plan, s, info, refused);
-  // Workspace for the decision and, likely, the emulation after it (8 slices: no regrowth later
-  // for the common counts).
-  Plan guess;
+  // Workspace for the decision and, likely, the emulation after it (8 slices, 16 moduli: no regrowth
+  // later for the common counts).
   size_t bytes = dp.workspace_bytes;
-  if (plan_with(h, s, kDefaultSlices, &guess) == OZGEMM_STATUS_SUCCESS) bytes = std::max(bytes, guess.workspace_bytes);
-  st = ensure_workspace(h, bytes, ws);
+  Plan guess;
+  if (oz1 && plan_with(h, s, kDefaultSlices, &guess) == OZGEMM_STATUS_SUCCESS) bytes = std::max(bytes, guess.workspace_bytes);
+  Ozaki2Plan guess2;
+  if (oz2 && plan_ozaki2(s, kMaxModuli, h->dev, &guess2).empty()) bytes = std::max(bytes, guess2.workspace_bytes);
+  ozgemmStatus_t st = ensure_workspace(h, bytes, ws);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   dispatch::ExecContext exec = h->exec();
 
-  // 1. The exact digits: the smallest count the data can take.
+  // 1. The exact digits: the fewest slices the data can take.
   DecisionCounts counts;
   st = dispatch::decision_digits(exec, dp, s, A, B, *ws, &counts);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   const int lower = numerics::slices_lower_bound(counts.q_max_a, counts.q_max_b);
-  Plan at_lower;
-  st = plan_with(h, s, lower, &at_lower);
-  if (st != OZGEMM_STATUS_SUCCESS) return st;
-  if (at_lower.variant == Variant::Native)
-    return go_native(plan, s, info,
-                     "the emulation is slower than native here already at " + std::to_string(lower) +
-                         " slices, the fewest these data allow (AUTO rules)");
-
-  // 2. The bound over every entry from `lower`.
-  st = dispatch::decision_bound(exec, dp, s, A, B, *ws, lower, info->target, /*magnitudes_ready=*/false, &counts);
-  if (st != OZGEMM_STATUS_SUCCESS) return st;
-  const int slices = counts.s_max < lower ? lower : counts.s_max;
-  if (slices > kMaxSlices)
-    return go_native(plan, s, info,
-                     "no slice count up to " + std::to_string(kMaxSlices) + " meets the bound (entries with little " +
-                         "|A||B| against their rows' and columns' scales)");
-  double bound = 0.0;
-  if (slices - lower < numerics::kSliceWindow) {
-    bound = counts.ratio_max[slices - lower];
-  } else {
-    st = dispatch::decision_bound(exec, dp, s, A, B, *ws, slices, info->target, /*magnitudes_ready=*/true, &counts);
+  if (oz1) {
+    Plan at_lower;
+    st = plan_with(h, s, lower, &at_lower);
     if (st != OZGEMM_STATUS_SUCCESS) return st;
-    bound = counts.ratio_max[0];
+    if (at_lower.variant == Variant::Native) {
+      oz1 = false;
+      why1 = "Ozaki-I slower than native here at " + std::to_string(lower) + " slices, the fewest these data allow";
+    }
   }
+  if (!oz1 && !oz2) return both_out();
 
-  // 3. The plan at that count.
-  st = plan_with(h, s, slices, plan);
+  // 2. The bounds over every entry: Ozaki-I's from `lower`, Ozaki-II's at every moduli count.
+  dispatch::BoundRequest rq;
+  rq.ozaki1 = oz1;
+  rq.s_from = lower;
+  rq.ozaki2 = oz2;
+  rq.target = info->target;
+  st = dispatch::decision_bound(exec, dp, s, A, B, *ws, rq, &counts);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
-  if (plan->variant == Variant::Native)
-    return go_native(plan, s, info, "the emulation at " + std::to_string(slices) + " slices is slower than native here (AUTO rules)");
+  int moduli = 0;
+  double bound2 = 0.0;
+  if (oz2) {
+    for (int w = 0; w < numerics::kModuliWindow && !moduli; ++w)
+      if (counts.oz2_ratio_max[w] <= info->target) {
+        moduli = numerics::kMinModuli + w;
+        bound2 = counts.oz2_ratio_max[w];
+      }
+    if (!moduli) {
+      oz2 = false;
+      why2 = "no moduli count up to " + std::to_string(kMaxModuli) + " meets the bound";
+    } else if (h->variant == Variant::Auto && !auto_ozaki2(s, moduli, h->dev)) {
+      oz2 = false;
+      why2 = "Ozaki-II at " + std::to_string(moduli) + " moduli slower than native here";
+    } else {
+      const std::string why = plan_ozaki2(s, moduli, h->dev, plan2);
+      if (!why.empty()) return OZGEMM_STATUS_INVALID_VALUE;  // the candidate check planned 16 moduli
+    }
+  }
+  int slices = 0;
+  double bound1 = 0.0;
+  if (oz1) {
+    slices = counts.s_max < lower ? lower : counts.s_max;
+    if (slices > kMaxSlices) {
+      oz1 = false;
+      why1 = "no slice count up to " + std::to_string(kMaxSlices) + " meets the bound";
+    } else {
+      if (slices - lower < numerics::kSliceWindow) {
+        bound1 = counts.ratio_max[slices - lower];
+      } else {
+        dispatch::BoundRequest again;
+        again.s_from = slices;
+        again.target = info->target;
+        again.magnitudes_ready = true;
+        DecisionCounts more;
+        st = dispatch::decision_bound(exec, dp, s, A, B, *ws, again, &more);
+        if (st != OZGEMM_STATUS_SUCCESS) return st;
+        bound1 = more.ratio_max[0];
+      }
+      st = plan_with(h, s, slices, plan);
+      if (st != OZGEMM_STATUS_SUCCESS) return st;
+      if (plan->variant == Variant::Native) {
+        oz1 = false;
+        why1 = "Ozaki-I at " + std::to_string(slices) + " slices slower than native here";
+      }
+    }
+  }
+  if (!oz1 && !oz2) return both_out();
+
+  // 3. The candidate expected fastest.
+  const bool take2 = oz2 && (!oz1 || expected_tflops(Scheme::Ozaki2, moduli, h->dev) >
+                                         expected_tflops(Scheme::Ozaki1, slices, h->dev));
   bool moved = false;
-  st = ensure_workspace(h, plan->workspace_bytes, ws, &moved);
+  st = ensure_workspace(h, take2 ? plan2->workspace_bytes : plan->workspace_bytes, ws, &moved);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
-  *shifts_ready = !moved;  // the shifts and flags sit at the same offsets in every plan
+  *shifts_ready = !moved;  // the statistics sit at the same offsets in every plan
+  const std::string other = take2 ? (oz1 ? "; Ozaki-I needs " + std::to_string(slices) + " slices" : std::string())
+                                  : (oz2 ? "; Ozaki-II needs " + std::to_string(moduli) + " moduli" : std::string());
+  if (take2) {
+    info->scheme = OZGEMM_SCHEME_OZAKI2;
+    info->moduli = moduli;
+    info->variant = OZGEMM_VARIANT_UNFUSED;
+    info->bound = bound2;
+    set_reason(info, "FP64 mode: Ozaki-II, " + std::to_string(moduli) + " moduli, bound " + fmt(bound2) +
+                         " u|A||B| <= " + fmt(info->target) + other);
+    return OZGEMM_STATUS_SUCCESS;
+  }
+  info->scheme = OZGEMM_SCHEME_OZAKI1;
   info->variant = static_cast<ozgemmVariant_t>(plan->variant);
   info->slices = slices;
-  info->bound = bound;
-  set_reason(info, "FP64 mode: " + std::to_string(slices) + " slices, bound " + fmt(bound) + " u|A||B| <= " +
-                       fmt(info->target) + " (at least " + std::to_string(lower) + " for these data)" +
+  info->bound = bound1;
+  set_reason(info, "FP64 mode: " + std::to_string(slices) + " slices, bound " + fmt(bound1) + " u|A||B| <= " +
+                       fmt(info->target) + " (at least " + std::to_string(lower) + " for these data)" + other +
                        (plan->fallback.empty() ? std::string() : "; ran unfused: " + plan->fallback));
   return OZGEMM_STATUS_SUCCESS;
 }

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <string>
 
 #include "baseline/int8_gemm_cublaslt.hpp"
 #include "dispatch/dispatch.hpp"
@@ -21,7 +22,7 @@ struct ozgemmContext {
   cudaStream_t stream = nullptr;
   int slices = 0;                   // FIXED mode's count; 0: kDefaultSlices
   ozgemmAccuracy_t accuracy = OZGEMM_ACCURACY_FP64;
-  ozgemm::Scheme scheme = ozgemm::Scheme::Ozaki1;
+  ozgemm::Scheme scheme = ozgemm::Scheme::Auto;
   int moduli = 0;                   // Ozaki-II; 0: kDefaultModuli
   ozgemmCallInfo_t last{};          // what the last ozgemmDgemm ran (ozgemmGetLastCallInfo)
   ozgemm::Variant variant = ozgemm::Variant::Auto;
@@ -43,8 +44,10 @@ struct ozgemmContext {
 
   int effective_slices() const { return slices > 0 ? slices : ozgemm::kDefaultSlices; }
   int effective_moduli() const { return moduli > 0 ? moduli : ozgemm::kDefaultModuli; }
-  // Ozaki-II runs (scheme OZAKI2 and a variant other than NATIVE).
+  // Ozaki-II is the only scheme (scheme OZAKI2 and a variant other than NATIVE).
   bool ozaki2() const { return scheme == ozgemm::Scheme::Ozaki2 && variant != ozgemm::Variant::Native; }
+  // FIXED mode's Ozaki-II: the handle's moduli count, no decision.
+  bool fixed_ozaki2() const { return ozaki2() && accuracy == OZGEMM_ACCURACY_FIXED; }
   ozgemm::dispatch::ExecContext exec() {
     ozgemm::dispatch::ExecContext c;
     c.stream = stream;
@@ -67,12 +70,16 @@ ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws, bool*
 // device or build lacks, INVALID_VALUE for a problem the planner refuses).
 ozgemmStatus_t plan_with(const ozgemmContext* h, const GemmShape& shape, int slices, Plan* plan);
 
-// FP64 mode (ozgemm.h, docs/numerics.md): reads A and B, chooses the slice count, and returns the
-// plan to run (Native when no count meets the contract, the emulation would be slower here, or the
-// stream is being captured), with `info` filled and *shifts_ready telling whether the plan's shifts
-// and flags are already in *ws (the workspace the decision used, which the plan fits).
+// FP64 mode (ozgemm.h, docs/numerics.md): reads A and B, chooses the scheme and its count among the
+// handle's allowed schemes, and returns what to run: Ozaki-II's plan in *plan2 when info->scheme is
+// OZAKI2 and info->variant not NATIVE, else *plan (Native when no count meets the contract, the
+// emulation would be slower here, or the stream is being captured), with `info` filled and
+// *shifts_ready telling whether the plan's shifts and flags (Ozaki-II: and norms) are already in
+// *ws (the workspace the decision used, which the plan fits).
 ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& shape, const double* A, const double* B, Plan* plan,
-                           ozgemmCallInfo_t* info, void** ws, bool* shifts_ready);
+                           Ozaki2Plan* plan2, ozgemmCallInfo_t* info, void** ws, bool* shifts_ready);
+// Why the handle's settings cannot take Ozaki-II for this shape (empty: they can).
+std::string ozaki2_unavailable(const ozgemmContext* h, const GemmShape& shape, int moduli);
 // Fills `info` for a plan that ran without a decision (FIXED mode or variant NATIVE).
 void describe_fixed(const ozgemmContext* h, const Plan& plan, ozgemmCallInfo_t* info);
 }  // namespace detail

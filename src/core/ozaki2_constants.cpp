@@ -203,6 +203,7 @@ Ozaki2Constants compute(int n) {
   c.P_hi = P.to_double();
   c.P_lo = diff_to_double(P, of_double(c.P_hi));
   c.inv_P = 1.0 / c.P_hi;
+  c.recon_abs_u = 1.01 * ((n + 3) * 128.0 * n * c.grid + 3.0 * (c.rho + 1) * std::fabs(c.P_lo));
   const Big Q = P.sub(Big::of(1)).shr(2);  // floor((P - 1) / 4)
   for (int d = kOz2ShiftMin; d <= kOz2ShiftMax; ++d)
     c.limit[d - kOz2ShiftMin] = (d >= 0 ? Q.shr(2 * d) : Q.shl(-2 * d)).to_int64_saturated();

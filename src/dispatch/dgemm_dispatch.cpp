@@ -189,6 +189,7 @@ ozgemmStatus_t read_counts(const ExecContext& ctx, const kernels::DecisionResult
     std::memcpy(&r, &host.ratio_max[w], sizeof r);
     counts->ratio_max[w] = r;
   }
+  for (int w = 0; w < numerics::kModuliWindow; ++w) std::memcpy(&counts->oz2_ratio_max[w], &host.oz2_ratio_max[w], sizeof(double));
   return OZGEMM_STATUS_SUCCESS;
 }
 }  // namespace
@@ -208,8 +209,9 @@ ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan,
 }
 
 ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
-                              const double* A, const double* B, void* workspace, int s_from, double target,
-                              bool magnitudes_ready, DecisionCounts* counts) {
+                              const double* A, const double* B, void* workspace, const BoundRequest& rq,
+                              DecisionCounts* counts) {
+  static_assert(sizeof(kernels::DecisionResult) <= 256, "the planner reserves 256 bytes for the result");
   char* ws = static_cast<char*>(workspace);
   auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
   const auto* shift_a = reinterpret_cast<const int32_t*>(ws + plan.stats.shift_a);
@@ -218,15 +220,29 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
   auto* mag_b = reinterpret_cast<uint8_t*>(ws + plan.off_mag_b);
   auto* u_a = reinterpret_cast<int64_t*>(ws + plan.off_u_a);
   auto* u_b = reinterpret_cast<int64_t*>(ws + plan.off_u_b);
-  if (!magnitudes_ready) {
+  auto* S_a = reinterpret_cast<int64_t*>(ws + plan.off_S_a);
+  auto* S_b = reinterpret_cast<int64_t*>(ws + plan.off_S_b);
+  auto* d_a = reinterpret_cast<int8_t*>(ws + plan.off_d_a);
+  auto* d_b = reinterpret_cast<int8_t*>(ws + plan.off_d_b);
+  if (!rq.magnitudes_ready) {
     OZ_CUDA_TRY(cudaMemsetAsync(u_a, 0, sizeof(int64_t) * size_t(plan.m_pad), ctx.stream));
     OZ_CUDA_TRY(cudaMemsetAsync(u_b, 0, sizeof(int64_t) * size_t(plan.n_pad), ctx.stream));
+    if (rq.ozaki2) {
+      OZ_CUDA_TRY(cudaMemsetAsync(S_a, 0, sizeof(int64_t) * size_t(plan.m_pad), ctx.stream));
+      OZ_CUDA_TRY(cudaMemsetAsync(S_b, 0, sizeof(int64_t) * size_t(plan.n_pad), ctx.stream));
+    }
     OZ_CUDA_TRY(kernels::launch_magnitudes(view_of_op_a(shape, A), shift_a, plan.m_pad, plan.kmag, plan.kmag, mag_a, u_a,
-                                           ctx.stream));
+                                           rq.ozaki2 ? S_a : nullptr, ctx.stream));
     OZ_CUDA_TRY(kernels::launch_magnitudes(view_of_op_b(shape, B), shift_b, plan.n_pad, plan.kmag, plan.kmag, mag_b, u_b,
-                                           ctx.stream));
+                                           rq.ozaki2 ? S_b : nullptr, ctx.stream));
+    if (rq.ozaki2)
+      for (int w = 0; w < numerics::kModuliWindow; ++w) {
+        const numerics::Ozaki2Constants& c = numerics::ozaki2_constants(numerics::kMinModuli + w);
+        OZ_CUDA_TRY(kernels::launch_oz2_extra_shifts(S_a, plan.m_pad, c, d_a + w * plan.m_pad, ctx.stream));
+        OZ_CUDA_TRY(kernels::launch_oz2_extra_shifts(S_b, plan.n_pad, c, d_b + w * plan.n_pad, ctx.stream));
+      }
   }
-  // Only the bound's fields restart; the digit maxima stay.
+  // Only the bounds' fields restart; the digit maxima stay.
   OZ_CUDA_TRY(cudaMemsetAsync(&result->s_max, 0, sizeof(kernels::DecisionResult) - offsetof(kernels::DecisionResult, s_max),
                               ctx.stream));
   auto* P = reinterpret_cast<int32_t*>(ws + plan.off_p);
@@ -245,9 +261,16 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
   b.U_a = u_a;
   b.U_b = u_b;
   b.k = plan.k;
-  b.s_from = s_from;
-  b.target = target;
+  b.s_from = rq.s_from;
+  b.target = rq.target;
   b.result = result;
+  kernels::Oz2BoundArgs b2{};
+  b2.d_a = d_a;
+  b2.d_b = d_b;
+  b2.d_stride_a = plan.m_pad;
+  b2.d_stride_b = plan.n_pad;
+  for (int w = 0; w < numerics::kModuliWindow; ++w)
+    b2.recon_abs_u[w] = numerics::ozaki2_constants(numerics::kMinModuli + w).recon_abs_u;
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk) {
     const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);
     for (int64_t blk = 0; blk < plan.pblocks; ++blk) {
@@ -262,7 +285,9 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
     }
     b.col0 = col0;
     b.cols = std::min(ncols, plan.n - col0);
-    OZ_CUDA_TRY(kernels::launch_bound(b, ctx.stream));
+    if (rq.ozaki1) OZ_CUDA_TRY(kernels::launch_bound(b, ctx.stream));
+    b2.base = b;
+    if (rq.ozaki2) OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
   }
   return read_counts(ctx, result, counts);
 }
@@ -286,12 +311,14 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
   const kernels::OperandView va = view_of_op_a(shape, A), vb = view_of_op_b(shape, B);
   cudaStream_t st = ctx.stream;
   record(ctx, 0);
-  OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, {}, st));
-  OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, {}, st));
-  OZ_CUDA_TRY(cudaMemsetAsync(S_a, 0, sizeof(int64_t) * size_t(plan.m_pad), st));
-  OZ_CUDA_TRY(cudaMemsetAsync(S_b, 0, sizeof(int64_t) * size_t(plan.n_pad), st));
-  OZ_CUDA_TRY(kernels::launch_oz2_norms(va, shift_a, plan.m_pad, S_a, st));
-  OZ_CUDA_TRY(kernels::launch_oz2_norms(vb, shift_b, plan.n_pad, S_b, st));
+  if (!ctx.shifts_ready) {  // else FP64 mode's decision left shifts, flags and S at these offsets
+    OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, {}, st));
+    OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, {}, st));
+    OZ_CUDA_TRY(cudaMemsetAsync(S_a, 0, sizeof(int64_t) * size_t(plan.m_pad), st));
+    OZ_CUDA_TRY(cudaMemsetAsync(S_b, 0, sizeof(int64_t) * size_t(plan.n_pad), st));
+    OZ_CUDA_TRY(kernels::launch_oz2_norms(va, shift_a, plan.m_pad, S_a, st));
+    OZ_CUDA_TRY(kernels::launch_oz2_norms(vb, shift_b, plan.n_pad, S_b, st));
+  }
   record(ctx, 1);
   OZ_CUDA_TRY(kernels::launch_oz2_residues(va, shift_a, S_a, cst, plan.m_pad, plan.kpad, plan.res_a_plane(), res_a, sft_a, st));
   OZ_CUDA_TRY(kernels::launch_oz2_residues(vb, shift_b, S_b, cst, plan.n_pad, plan.kpad, plan.res_b_plane(), res_b, sft_b, st));

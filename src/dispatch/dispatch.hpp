@@ -28,7 +28,8 @@ struct ExecContext {
   // max-reduce | slicing | products | epilogue, or nullptr.
   cudaEvent_t* phase_events = nullptr;
   // The shifts and flags are already in the workspace (FP64 mode's decision wrote them): the
-  // emulation skips its max-reduce.
+  // emulation skips its max-reduce; run_ozaki2 takes the norms S from there too (the decision
+  // computed them for its Ozaki-II bound, at the same offsets: oz2_norm_offsets).
   bool shifts_ready = false;
 };
 
@@ -47,11 +48,20 @@ ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& shape, double be
 // Pass 1: shifts, flags and exact digits of both operands, left in the workspace for the emulation.
 ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
                                const double* A, const double* B, void* workspace, DecisionCounts* counts);
-// The bound from count s_from: the magnitude digits and U (unless magnitudes_ready), the magnitude
-// product per column chunk and the bound's reduction over every entry.
+// Pass 2: the magnitude digits and U (unless magnitudes_ready; with ozaki2 also the norms S), the
+// magnitude product per column chunk, and the bounds' reductions over every entry: Ozaki-I's from
+// count s_from (ozaki1), Ozaki-II's at every moduli count (ozaki2; needs its S: not with
+// magnitudes_ready unless an earlier pass had ozaki2).
+struct BoundRequest {
+  bool ozaki1 = true;
+  int s_from = 1;
+  bool ozaki2 = false;
+  double target = 0;
+  bool magnitudes_ready = false;
+};
 ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
-                              const double* A, const double* B, void* workspace, int s_from, double target,
-                              bool magnitudes_ready, DecisionCounts* counts);
+                              const double* A, const double* B, void* workspace, const BoundRequest& request,
+                              DecisionCounts* counts);
 
 // Fills dev's kernel flags (sm90_kernels, portable_kernels) for the current device; false when
 // this build has no device code that runs on it (OZGEMM_CUDA_ARCHITECTURES).

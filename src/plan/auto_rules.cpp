@@ -37,6 +37,37 @@ struct HopperRule {
 constexpr HopperRule kHopperRules[] = {
     {6, 8192, 8192, Variant::PartiallyFused},
 };
+
+// Ozaki-II, unfused, on Hopper: measured on an H100 SXM, 2026-11-23
+// (bench/results/2026-11-23-h100-ozaki2-planes, `bash bench/device_ozaki2.sh`), phi 0.5:
+// 8192^3: 73.4 / 70.9 TFLOPS at 14 / 15 moduli against native 56; 16384^3: 86.3 / 80.2 against
+// 51-53; 4096^3: 57.4 / 53.9 against native 60.2 (native wins). Each modulus costs about 1/15 of
+// the time at 8192^3 (products 10.7 of 14.9 ms at 15 moduli), so 16 moduli are expected at about
+// 66 TFLOPS at 8192^3, still above native.
+struct HopperOzaki2Rule {
+  int max_moduli;
+  int64_t min_mn, min_k;
+};
+constexpr HopperOzaki2Rule kHopperOzaki2Rules[] = {
+    {16, 8192, 8192},
+};
+// Effective product rates (TFLOPS x products) of the best measured Hopper variants, for ranking:
+// Ozaki-I 61.6 TFLOPS at 6 slices (21 products, partially fused, 8192^3, 2026-11-21);
+// Ozaki-II 70.9 TFLOPS at 15 moduli (8192^3, 2026-11-23).
+constexpr double kHopperOzaki1ProductRate = 61.6 * 21;
+constexpr double kHopperOzaki2ProductRate = 70.9 * 15;
+
+const ArchRates& closest_arch(const DeviceDesc& dev) {
+  const ArchRates* best = &kArchRates[0];  // the closest known architecture not newer
+  for (const auto& r : kArchRates)
+    if (r.cc <= dev.cc() && r.cc > best->cc) best = &r;
+  return *best;
+}
+
+bool roofline_emulation_wins(double products, const DeviceDesc& dev) {
+  const ArchRates& arch = closest_arch(dev);
+  return arch.int8_tops / products * kEmulationEfficiency > arch.fp64_tflops;
+}
 }  // namespace
 
 Variant auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev) {
@@ -46,12 +77,24 @@ Variant auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev) 
       if (slices <= r.max_slices && std::min(shape.m, shape.n) >= r.min_mn && shape.k >= r.min_k) return r.variant;
     return Variant::Native;
   }
-  const ArchRates* best = nullptr;  // the closest known architecture not newer
-  for (const auto& r : kArchRates)
-    if (r.cc <= dev.cc() && (!best || r.cc > best->cc)) best = &r;
-  const double products = numerics::triangle_products(slices);
-  const double emulated_tflops = best->int8_tops / products * kEmulationEfficiency;
-  return emulated_tflops > best->fp64_tflops ? Variant::Unfused : Variant::Native;
+  return roofline_emulation_wins(numerics::triangle_products(slices), dev) ? Variant::Unfused : Variant::Native;
+}
+
+bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
+  if (!dev.has_int8_tensor_cores()) return false;
+  if (dev.is_hopper()) {
+    for (const auto& r : kHopperOzaki2Rules)
+      if (moduli <= r.max_moduli && std::min(shape.m, shape.n) >= r.min_mn && shape.k >= r.min_k) return true;
+    return false;
+  }
+  return roofline_emulation_wins(moduli, dev);
+}
+
+double expected_tflops(Scheme scheme, int count, const DeviceDesc& dev) {
+  const double products = scheme == Scheme::Ozaki2 ? double(count) : numerics::triangle_products(count);
+  if (dev.is_hopper())
+    return (scheme == Scheme::Ozaki2 ? kHopperOzaki2ProductRate : kHopperOzaki1ProductRate) / products;
+  return closest_arch(dev).int8_tops * kEmulationEfficiency / products;
 }
 
 // Measured on an H200, 2026-11-21, 7 slices (bench/results/2026-11-21-h200-ksplit-accumulators):

@@ -1,6 +1,7 @@
 // src/plan/auto_rules.hpp — what AUTO means, as measured: the variant a device runs fastest at a
 // given slice count, and the fully fused kernel's accumulator. Each rule names the measurement
-// behind it (auto_rules.cpp). Only the planner (planner.cpp) calls these.
+// behind it (auto_rules.cpp). Only the planner (planner.cpp) and FP64 mode's decision
+// (src/api/fp64_mode.cpp: which scheme may run, and which is faster) call these.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,15 @@ namespace ozgemm {
 // FP64 rate. Returns Native, Unfused or PartiallyFused; the planner checks the fused kernels exist.
 Variant auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev);
 constexpr double kEmulationEfficiency = 0.6;  // unfused end-to-end vs INT8 peak (H100: 41.2 / 70.7 at s = 7)
+
+// Ozaki-II (unfused) at `moduli` moduli expected faster than native DGEMM for `shape`: Hopper, a
+// table measured on H100; elsewhere the roofline as for Ozaki-I with one INT8 product per modulus.
+bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev);
+
+// Expected end-to-end rate (TFLOPS, rough) of an emulation that AUTO lets run: Ozaki-I at `count`
+// slices or Ozaki-II at `count` moduli. Used only to rank two schemes that both meet the accuracy
+// target and both beat native DGEMM.
+double expected_tflops(Scheme scheme, int count, const DeviceDesc& dev);
 
 // What FusedAccumulator::Auto means for a fully fused plan with `kblocks` k-blocks.
 FusedAccumulator auto_accumulator(KernelFamily family, int64_t kblocks);

@@ -122,6 +122,13 @@ StatsOffsets stats_offsets(int64_t m_pad, int64_t n_pad) {
   return o;
 }
 
+size_t oz2_norm_offsets(const StatsOffsets& stats, int64_t m_pad, int64_t n_pad, size_t* S_a, size_t* S_b) {
+  size_t off = stats.end;
+  *S_a = off; off = align256(off + sizeof(int64_t) * size_t(m_pad));
+  *S_b = off; off = align256(off + sizeof(int64_t) * size_t(n_pad));
+  return off;
+}
+
 std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* out) {
   const std::string bad = check_shape(shape);
   if (!bad.empty()) return bad;
@@ -142,7 +149,9 @@ std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, Decisio
   if (cols_fit < UnfusedPolicy::kRowAlign) return "too many rows for the decision's magnitude product";
   d.n_chunk = std::min({d.n_pad, cols_fit, UnfusedPolicy::kMaxChunkCols});
   d.stats = stats_offsets(d.m_pad, d.n_pad);
-  size_t off = d.stats.end;
+  size_t off = oz2_norm_offsets(d.stats, d.m_pad, d.n_pad, &d.off_S_a, &d.off_S_b);
+  d.off_d_a = off; off = align256(off + size_t(numerics::kModuliWindow) * size_t(d.m_pad));
+  d.off_d_b = off; off = align256(off + size_t(numerics::kModuliWindow) * size_t(d.n_pad));
   d.off_q_a = off; off = align256(off + sizeof(int32_t) * size_t(d.m_pad));
   d.off_q_b = off; off = align256(off + sizeof(int32_t) * size_t(d.n_pad));
   d.off_u_a = off; off = align256(off + sizeof(int64_t) * size_t(d.m_pad));
@@ -188,9 +197,7 @@ std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& de
                                   std::min(p.m_pad, cap_entries / p.n_chunk / UnfusedPolicy::kRowAlign * UnfusedPolicy::kRowAlign));
   }
   p.stats = stats_offsets(p.m_pad, p.n_pad);
-  size_t off = p.stats.end;
-  p.off_S_a = off; off = align256(off + sizeof(int64_t) * size_t(p.m_pad));
-  p.off_S_b = off; off = align256(off + sizeof(int64_t) * size_t(p.n_pad));
+  size_t off = oz2_norm_offsets(p.stats, p.m_pad, p.n_pad, &p.off_S_a, &p.off_S_b);
   p.off_sft_a = off; off = align256(off + sizeof(int32_t) * size_t(p.m_pad));
   p.off_sft_b = off; off = align256(off + sizeof(int32_t) * size_t(p.n_pad));
   p.off_res_a = off; off = align256(off + size_t(moduli) * size_t(p.res_a_plane()));

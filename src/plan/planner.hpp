@@ -65,6 +65,10 @@ struct StatsOffsets {
   size_t shift_a = 0, shift_b = 0, flag_a = 0, flag_b = 0, end = 0;
 };
 StatsOffsets stats_offsets(int64_t m_pad, int64_t n_pad);
+// Right after them in the decision's and Ozaki-II's workspaces: the Ozaki-II scaling's norms S of
+// op(A)'s rows and op(B)'s columns (int64), so an Ozaki-II run after the decision finds them too.
+// Returns the end of the region.
+size_t oz2_norm_offsets(const StatsOffsets& stats, int64_t m_pad, int64_t n_pad, size_t* S_a, size_t* S_b);
 
 // FP64 mode's decision (numerics/accuracy.hpp): the statistics pass, the magnitude digits, their
 // INT8 product P (k in blocks of at most kMagExactK, columns of C in chunks so the int32 planes stay
@@ -76,6 +80,8 @@ struct DecisionPlan {
   int64_t kmag_block = 0, pblocks = 0;
   int64_t n_chunk = 0;              // columns of P per chunk (planes m_pad x n_chunk, ld m_pad)
   StatsOffsets stats;
+  size_t off_S_a = 0, off_S_b = 0;  // oz2_norm_offsets
+  size_t off_d_a = 0, off_d_b = 0;  // Ozaki-II's extra shifts, kModuliWindow int8 tables of m_pad / n_pad
   size_t off_q_a = 0, off_q_b = 0, off_u_a = 0, off_u_b = 0, off_result = 0;
   size_t off_mag_a = 0, off_mag_b = 0, off_p = 0, off_lt = 0;
   size_t workspace_bytes = 0;
@@ -112,6 +118,7 @@ struct DecisionCounts {
   int q_max_a = 1, q_max_b = 1;  // exact digits, maxima over the finite rows / columns
   int s_max = 0;                 // largest of the entries' smallest counts from s_from (kMaxSlices + 1: none)
   double ratio_max[numerics::kSliceWindow] = {};  // maxima of R(s_from + w)
+  double oz2_ratio_max[numerics::kModuliWindow] = {};  // Ozaki-II: maxima of R2(kMinModuli + w)
 };
 
 // Upper bound on the int32 diagonal planes of one chunk (bytes): an eighth of the device memory,

@@ -25,6 +25,7 @@ OperandStats stats(int64_t rows, int64_t k, Get get) {
   s.q.assign(rows, 1);
   s.U.assign(rows, 0);
   s.mag.assign(size_t(rows * k), 0);
+  s.S.assign(rows, 0);
   detail::parallel_for(rows, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       double mx = 0.0;
@@ -43,14 +44,16 @@ OperandStats stats(int64_t rows, int64_t k, Get get) {
       s.shift[r] = sh;
       s.nonfinite[r] = bad;
       s.q[r] = nm::exact_digits(sh, lsb);
-      int64_t u = 0;
+      int64_t u = 0, norm = 0;
       for (int64_t l = 0; l < k; ++l) {
         const double v = get(r, l);
         if (!nm::is_finite(v)) continue;
         u += nm::unit_term(v, sh);
+        norm += nm::oz2_norm_term(v, sh - 1);
         s.mag[size_t(r * k + l)] = static_cast<uint8_t>(nm::magnitude_digit(v, sh));
       }
       s.U[r] = u;
+      s.S[r] = norm;
     }
   });
   for (int64_t r = 0; r < rows; ++r)
@@ -117,6 +120,47 @@ AccuracyDecision decide_slices(Op transa, Op transb, int64_t m, int64_t n, int64
   const std::vector<double> R = entry_ratios(a, b, P, s);
   d.slices = s;
   d.bound = *std::max_element(R.begin(), R.end());
+  return d;
+}
+
+std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
+                                     int moduli) {
+  const nm::Ozaki2Constants& c = nm::ozaki2_constants(moduli);
+  const int64_t m = a.rows, n = b.rows;
+  std::vector<int32_t> da(static_cast<size_t>(m)), db(static_cast<size_t>(n));
+  for (int64_t r = 0; r < m; ++r) da[size_t(r)] = nm::oz2_extra_shift(a.S[size_t(r)], c);
+  for (int64_t col = 0; col < n; ++col) db[size_t(col)] = nm::oz2_extra_shift(b.S[size_t(col)], c);
+  std::vector<double> R(size_t(m * n), 0.0);
+  detail::parallel_for(n, [&](int64_t c0, int64_t c1) {
+    for (int64_t col = c0; col < c1; ++col)
+      for (int64_t r = 0; r < m; ++r) {
+        if (a.nonfinite[r] || b.nonfinite[col]) continue;
+        R[size_t(r + col * m)] = nm::oz2_entry_ratio(P[size_t(r + col * m)], a.U[r], b.U[col], a.q[r], b.q[col],
+                                                     da[size_t(r)], db[size_t(col)], a.shift[r] + b.shift[col],
+                                                     c.recon_abs_u);
+      }
+  });
+  return R;
+}
+
+Ozaki2Decision decide_moduli(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
+                             const double* B, int64_t ldb) {
+  if (m < 1 || n < 1 || k < 1) throw std::invalid_argument("decide_moduli: m, n, k must be >= 1");
+  const OperandStats a = stats_rows_of_op_a(transa, m, k, A, lda);
+  const OperandStats b = stats_cols_of_op_b(transb, k, n, B, ldb);
+  const std::vector<int64_t> P = magnitude_product(a, b);
+  Ozaki2Decision d;
+  d.target = nm::target_constant(k);
+  d.bound = std::numeric_limits<double>::infinity();
+  for (int w = 0; w < nm::kModuliWindow; ++w) {
+    const std::vector<double> R = oz2_entry_ratios(a, b, P, nm::kMinModuli + w);
+    const double mx = *std::max_element(R.begin(), R.end());
+    d.ratio_max.push_back(mx);
+    if (!d.moduli && mx <= d.target) {
+      d.moduli = nm::kMinModuli + w;
+      d.bound = mx;
+    }
+  }
   return d;
 }
 

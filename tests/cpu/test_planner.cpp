@@ -451,6 +451,49 @@ TEST(Planner, AutoVariantFollowsMeasurementsAndRoofline) {
   EXPECT_EQ(ozgemm::auto_variant(sq, 8, blackwell), Variant::Unfused);
 }
 
+TEST(Planner, AutoOzaki2FollowsMeasurementsAndRoofline) {
+  const GemmShape sq = tight_shape(Op::N, Op::N, 8192, 8192, 8192);
+  DeviceDesc hopper;  // 9.0: measured on H100 (auto_rules.cpp): 70.9 TFLOPS at 15 moduli vs native 56
+  for (int n : {2, 14, 15, 16}) EXPECT_TRUE(ozgemm::auto_ozaki2(sq, n, hopper)) << n;
+  EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 4096, 4096, 4096), 14, hopper));  // 57.4 vs 60.2
+  EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 4096), 14, hopper));  // not measured
+  EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 16384, 16384), 16, hopper));
+  DeviceDesc a100;  // 8.0: 624 / 16 * 0.6 = 23.4 > 19.5; 624 / 40 * 0.6 < 19.5 never asked (<= 16)
+  a100.cc_major = 8;
+  a100.cc_minor = 0;
+  EXPECT_TRUE(ozgemm::auto_ozaki2(sq, 16, a100));
+  DeviceDesc old;  // no INT8 tensor cores
+  old.cc_major = 7;
+  old.cc_minor = 0;
+  EXPECT_FALSE(ozgemm::auto_ozaki2(sq, 4, old));
+  // Ranking: on Hopper Ozaki-II at 16 moduli before Ozaki-I at 7 slices, Ozaki-I at 2 before
+  // Ozaki-II at 16; elsewhere by product counts (6 slices = 21 products vs 16).
+  using ozgemm::Scheme;
+  EXPECT_GT(ozgemm::expected_tflops(Scheme::Ozaki2, 16, hopper), ozgemm::expected_tflops(Scheme::Ozaki1, 7, hopper));
+  EXPECT_GT(ozgemm::expected_tflops(Scheme::Ozaki1, 2, hopper), ozgemm::expected_tflops(Scheme::Ozaki2, 16, hopper));
+  EXPECT_GT(ozgemm::expected_tflops(Scheme::Ozaki2, 16, a100), ozgemm::expected_tflops(Scheme::Ozaki1, 6, a100));
+}
+
+TEST(Planner, DecisionAndOzaki2ShareTheStatisticsOffsets) {
+  // FP64 mode's decision leaves shifts, flags and the Ozaki-II norms where run_ozaki2 reads them.
+  DeviceDesc hopper;
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {300, 70, 5000}, {8192, 8192, 8192}}) {
+    const GemmShape s = tight_shape(Op::N, Op::T, m, n, k);
+    ozgemm::DecisionPlan d;
+    ASSERT_EQ(ozgemm::plan_decision(s, hopper, &d), "");
+    for (int moduli : {ozgemm::kMinModuli, 15, ozgemm::kMaxModuli}) {
+      ozgemm::Ozaki2Plan p;
+      ASSERT_EQ(ozgemm::plan_ozaki2(s, moduli, hopper, &p), "");
+      EXPECT_EQ(p.stats.shift_a, d.stats.shift_a);
+      EXPECT_EQ(p.stats.flag_b, d.stats.flag_b);
+      EXPECT_EQ(p.off_S_a, d.off_S_a);
+      EXPECT_EQ(p.off_S_b, d.off_S_b);
+      EXPECT_GT(d.off_S_b, d.off_S_a);
+    }
+    EXPECT_GE(d.off_q_a, d.off_d_b + size_t(ozgemm::numerics::kModuliWindow) * size_t(d.n_pad));
+  }
+}
+
 TEST(Planner, FusedPlansRespectTheKernelsLimits) {
   using ozgemm::KernelFamily;
   using ozgemm::Variant;

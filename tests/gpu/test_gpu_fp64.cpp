@@ -1,5 +1,6 @@
 // GPU tests of FP64 accuracy mode (the library's default): the count the GPU chooses from the data,
-// and the bound it reports, equal the host reference's decision (ref::decide_slices) bit for bit;
+// and the bound it reports, equal the host reference's decision (ref::decide_slices, and for
+// Ozaki-II ref::decide_moduli) bit for bit;
 // the result at that count equals the host reference at that count bit for bit; where FP64 mode
 // falls back, the result is native cuBLAS DGEMM's bits. Skipped visibly without a GPU.
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "gpu/gpu_test_util.hpp"
 #include "ozgemm/ozgemm.hpp"
 #include "ozgemm/reference/accuracy.hpp"
+#include "ozgemm/reference/ozaki2.hpp"
 #include "ozgemm/reference/reference.hpp"
 
 using ozgemm::Op;
@@ -94,6 +96,10 @@ class GpuFp64 : public ::testing::TestWithParam<ozgemmVariant_t> {
     ozgemmAccuracy_t a;
     ASSERT_EQ(ozgemmGetAccuracy(h_, &a), OZGEMM_STATUS_SUCCESS);
     ASSERT_EQ(a, OZGEMM_ACCURACY_FP64) << "FP64 is the default";
+    ozgemmScheme_t scheme;
+    ASSERT_EQ(ozgemmGetScheme(h_, &scheme), OZGEMM_STATUS_SUCCESS);
+    ASSERT_EQ(scheme, OZGEMM_SCHEME_AUTO) << "AUTO is the default";
+    ASSERT_EQ(ozgemmSetScheme(h_, scheme_), OZGEMM_STATUS_SUCCESS);
     const ozgemmStatus_t st = ozgemmSetVariant(h_, GetParam());
     if (st == OZGEMM_STATUS_NOT_SUPPORTED) GTEST_SKIP() << ozgemmGetVariantString(GetParam()) << " is not available here";
     ASSERT_EQ(st, OZGEMM_STATUS_SUCCESS);
@@ -102,6 +108,7 @@ class GpuFp64 : public ::testing::TestWithParam<ozgemmVariant_t> {
     if (h_) ozgemmDestroy(h_);
   }
   ozgemmHandle_t h_ = nullptr;
+  ozgemmScheme_t scheme_ = OZGEMM_SCHEME_OZAKI1;  // these tests: Ozaki-I's decision
   std::mt19937_64 rng = oztest::test_rng();
 };
 
@@ -173,6 +180,117 @@ INSTANTIATE_TEST_SUITE_P(Variants, GpuFp64,
                                   : i.param == OZGEMM_VARIANT_UNFUSED ? std::string("Unfused")
                                                                        : std::string("PartiallyFused");
                          });
+
+// FP64 mode with Ozaki-II (scheme OZAKI2) and with the scheme chosen (AUTO): the moduli count and its
+// bound equal the host reference's decision (ref::decide_moduli) bit for bit, and the result equals
+// the host reference of the scheme that ran.
+class GpuFp64Schemes : public ::testing::TestWithParam<ozgemmScheme_t> {
+ protected:
+  void SetUp() override {
+    OZTEST_REQUIRE_GPU();
+    ASSERT_EQ(ozgemmCreate(&h_), OZGEMM_STATUS_SUCCESS);
+    ASSERT_EQ(ozgemmSetScheme(h_, GetParam()), OZGEMM_STATUS_SUCCESS);
+    ASSERT_EQ(ozgemmSetVariant(h_, OZGEMM_VARIANT_UNFUSED), OZGEMM_STATUS_SUCCESS);  // past AUTO's speed rules
+  }
+  void TearDown() override {
+    if (h_) ozgemmDestroy(h_);
+  }
+  ozgemmHandle_t h_ = nullptr;
+  std::mt19937_64 rng = oztest::test_rng();
+};
+
+TEST_P(GpuFp64Schemes, DecisionAndResultEqualTheHostReference) {
+  int ozaki2_runs = 0;
+  for (auto [m, n, k] : {std::tuple<int, int, int>{200, 150, 700}, {33, 17, 2000}, {130, 260, 129}}) {
+    for (const Input& in : inputs(m, n, k, rng)) {
+      const std::string what = in.name + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+      const ref::Ozaki2Decision d2 = ref::decide_moduli(Op::N, Op::N, m, n, k, in.A.data(), m, in.B.data(), k);
+      const ref::AccuracyDecision d1 = ref::decide_slices(Op::N, Op::N, m, n, k, in.A.data(), m, in.B.data(), k);
+      ozgemmCallInfo_t info{};
+      const std::vector<double> C = run(h_, m, n, k, in.A, in.B, &info);
+      std::vector<double> want(size_t(m) * n, std::nan(""));
+      if (info.fell_back) {
+        EXPECT_EQ(info.variant, OZGEMM_VARIANT_NATIVE) << what;
+        EXPECT_EQ(d2.moduli, 0) << what << ": " << info.reason;
+        if (GetParam() == OZGEMM_SCHEME_AUTO) EXPECT_EQ(d1.slices, 0) << what << ": " << info.reason;
+        want = native(m, n, k, in.A, in.B);
+      } else if (info.scheme == OZGEMM_SCHEME_OZAKI2) {
+        ++ozaki2_runs;
+        ASSERT_EQ(info.moduli, d2.moduli) << what << ": " << info.reason;
+        EXPECT_EQ(info.variant, OZGEMM_VARIANT_UNFUSED) << what;
+        EXPECT_TRUE(same_bits(info.bound, d2.bound)) << what << ": GPU bound " << info.bound << " host " << d2.bound;
+        EXPECT_LE(info.bound, info.target) << what;
+        ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, in.A.data(), m, in.B.data(), k, 0.0, want.data(), m, d2.moduli);
+      } else {
+        ASSERT_EQ(GetParam(), OZGEMM_SCHEME_AUTO) << what << ": scheme OZAKI2 ran Ozaki-I";
+        ASSERT_EQ(info.slices, d1.slices) << what << ": " << info.reason;
+        EXPECT_TRUE(same_bits(info.bound, d1.bound)) << what;
+        // Ozaki-I at 7 or more slices (28+ products) never wins against Ozaki-II at <= 16 moduli.
+        if (d2.moduli > 0) EXPECT_LT(d1.slices, 7) << what << ": " << info.reason;
+        ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, in.A.data(), m, in.B.data(), k, 0.0, want.data(), m, d1.slices);
+      }
+      int64_t bad = 0;
+      for (size_t i = 0; i < C.size(); ++i)
+        if (!same_bits(C[i], want[i]) && bad++ < 3)
+          ADD_FAILURE() << what << " entry " << i << ": " << C[i] << " vs " << want[i] << " (" << info.reason << ")";
+      EXPECT_EQ(bad, 0) << what;
+      std::cout << "[ fp64     ] scheme " << int(GetParam()) << " " << what << ": " << info.reason << std::endl;
+    }
+  }
+  EXPECT_GT(ozaki2_runs, 0) << "the phi inputs take Ozaki-II";
+}
+
+TEST_P(GpuFp64Schemes, PlanCallAndWorkspaceQueryMatchTheCall) {
+  const int m = 120, n = 90, k = 400;
+  const auto A = ref::random_matrix(m, k, 0.5, rng), B = ref::random_matrix(k, n, 0.5, rng);
+  Dev dA(A), dB(B);
+  size_t need = 0;
+  ASSERT_EQ(ozgemmGetWorkspaceSize(h_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &need), OZGEMM_STATUS_SUCCESS);
+  void* ws = nullptr;
+  ASSERT_EQ(cudaMalloc(&ws, std::max<size_t>(need, 256)), cudaSuccess);
+  ASSERT_EQ(ozgemmSetWorkspace(h_, ws, need), OZGEMM_STATUS_SUCCESS);
+  ozgemmCallInfo_t planned{}, ran{};
+  ASSERT_EQ(ozgemmPlanCall(h_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, dA.p, m, dB.p, k, &planned), OZGEMM_STATUS_SUCCESS);
+  run(h_, m, n, k, A, B, &ran);
+  EXPECT_EQ(planned.scheme, ran.scheme);
+  EXPECT_EQ(planned.moduli, ran.moduli);
+  EXPECT_EQ(planned.slices, ran.slices);
+  EXPECT_TRUE(same_bits(planned.bound, ran.bound));
+  EXPECT_STREQ(planned.reason, ran.reason);
+  EXPECT_EQ(ran.scheme, OZGEMM_SCHEME_OZAKI2) << ran.reason;
+  ozgemmSetWorkspace(h_, nullptr, 0);
+  cudaFree(ws);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, GpuFp64Schemes, ::testing::Values(OZGEMM_SCHEME_OZAKI2, OZGEMM_SCHEME_AUTO),
+                         [](const ::testing::TestParamInfo<ozgemmScheme_t>& i) {
+                           return i.param == OZGEMM_SCHEME_OZAKI2 ? std::string("Ozaki2") : std::string("Auto");
+                         });
+
+TEST(GpuFp64Schemes, FusedVariantsRefuseOzaki2OnlyAndSetModuliSelectsFixed) {
+  OZTEST_REQUIRE_GPU();
+  ozgemmHandle_t h = nullptr;
+  ASSERT_EQ(ozgemmCreate(&h), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(ozgemmSetScheme(h, OZGEMM_SCHEME_OZAKI2), OZGEMM_STATUS_SUCCESS);
+  ozgemmAccuracy_t a;
+  ASSERT_EQ(ozgemmGetAccuracy(h, &a), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(a, OZGEMM_ACCURACY_FP64) << "choosing the scheme keeps FP64 mode";
+  ASSERT_EQ(ozgemmSetModuli(h, 12), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(ozgemmGetAccuracy(h, &a), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(a, OZGEMM_ACCURACY_FIXED) << "a moduli count is FIXED mode";
+  ASSERT_EQ(ozgemmSetAccuracy(h, OZGEMM_ACCURACY_FP64), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(ozgemmSetScheme(h, static_cast<ozgemmScheme_t>(7)), OZGEMM_STATUS_INVALID_VALUE);
+  if (ozgemmSetVariant(h, OZGEMM_VARIANT_PARTIALLY_FUSED) == OZGEMM_STATUS_SUCCESS) {
+    const int m = 64, n = 64, k = 64;
+    std::mt19937_64 rng = oztest::test_rng();
+    const auto A = ref::random_matrix(m, k, 0.5, rng), B = ref::random_matrix(k, n, 0.5, rng);
+    Dev dA(A), dB(B), dC(std::vector<double>(size_t(m) * n, 0.0));
+    const double one = 1.0, zero = 0.0;
+    EXPECT_EQ(ozgemmDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA.p, m, dB.p, k, &zero, dC.p, m),
+              OZGEMM_STATUS_NOT_SUPPORTED);
+  }
+  ozgemmDestroy(h);
+}
 
 TEST(GpuFp64Capture, GraphCaptureRunsNativeDgemm) {
   OZTEST_REQUIRE_GPU();

@@ -224,7 +224,8 @@ CliOptions parse_args(int argc, const char* const* argv) {
     } else if (flag == "--scheme") {
       if (value == "ozaki1") o.scheme = Scheme::Ozaki1;
       else if (value == "ozaki2") o.scheme = Scheme::Ozaki2;
-      else throw UsageError("--scheme must be ozaki1 or ozaki2 (got " + quoted(value) + ")");
+      else if (value == "auto") o.scheme = Scheme::Auto;
+      else throw UsageError("--scheme must be auto, ozaki1 or ozaki2 (got " + quoted(value) + ")");
     } else if (flag == "--moduli") {
       const int64_t v = parse_count(flag, value, ozgemm::kMaxModuli);
       if (v < ozgemm::kMinModuli)
@@ -249,8 +250,9 @@ CliOptions parse_args(int argc, const char* const* argv) {
   }
   if (o.moduli > 0 && o.scheme != Scheme::Ozaki2 && o.command != Command::Model)
     throw UsageError("--moduli goes with --scheme ozaki2");
-  if (o.scheme == Scheme::Ozaki2 && (o.slices > 0 || o.accuracy == AccuracyOpt::Fp64))
-    throw UsageError("--scheme ozaki2 takes --moduli (its count is fixed; FP64 mode's bound is Ozaki-I's)");
+  if (o.scheme == Scheme::Ozaki2 && o.slices > 0) throw UsageError("--scheme ozaki2 takes --moduli, not --slices");
+  if (o.moduli > 0 && o.accuracy == AccuracyOpt::Fp64)
+    throw UsageError("--accuracy fp64 chooses the moduli count itself; --moduli goes with --accuracy fixed");
   if (o.accuracy == AccuracyOpt::Fp64 && o.slices > 0)
     throw UsageError("--accuracy fp64 chooses the slice count itself; --slices goes with --accuracy fixed");
   return o;
@@ -274,7 +276,8 @@ std::string option_help(const std::string& flag) {
     u << "  --accuracy A          fp64: the slice count chosen from the data with a proven bound, or native DGEMM\n"
          "                        (the library's default); fixed: --slices as given (default " << kDefaultSlices << ")\n";
   else if (flag == "--scheme")
-    u << "  --scheme S            ozaki1 (slices; default) or ozaki2 (integer CRT, --moduli N, 2..16, default 14)\n";
+    u << "  --scheme S            auto (default: FP64 mode takes the faster scheme that meets the bound; FIXED mode\n"
+         "                        Ozaki-I), ozaki1 (slices) or ozaki2 (integer CRT; FIXED: --moduli N, 2..16, default 14)\n";
   else if (flag == "--variant") u << "  --variant V           auto|unfused|partially-fused|fully-fused|native (GPU only)\n";
   else if (flag == "--family") u << "  --family F            auto|sm90|portable: the fused kernels (GPU only)\n";
   else if (flag == "--accumulator")

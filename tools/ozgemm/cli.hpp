@@ -86,7 +86,7 @@ struct CliOptions {
   int64_t m = -1, n = -1, k = -1;  // -1: not given. Given: 0 .. 2^31-1
   int slices = 0;                  // 0: not given (the command sweeps or uses kDefaultSlices); else 1..20
   AccuracyOpt accuracy = AccuracyOpt::Default;  // --accuracy fp64|fixed
-  Scheme scheme = Scheme::Ozaki1;  // --scheme ozaki1|ozaki2
+  Scheme scheme = Scheme::Auto;  // --scheme auto|ozaki1|ozaki2
   int moduli = 0;                  // --moduli N (Ozaki-II); 0: not given
   std::vector<double> phi;         // empty: not given. --phi a,b,c (finite values; < 0 means N(0,1))
   Op transa = Op::N, transb = Op::N;

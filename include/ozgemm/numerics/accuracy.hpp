@@ -32,6 +32,7 @@
 
 #include "ozgemm/numerics/fp.hpp"
 #include "ozgemm/numerics/ozaki1.hpp"
+#include "ozgemm/numerics/ozaki2.hpp"
 
 namespace ozgemm {
 namespace numerics {
@@ -125,6 +126,53 @@ OZGEMM_HD int slices_lower_bound(int32_t q_max_rows, int32_t q_max_cols) {
   const int64_t s_exact = int64_t(q_max_rows) + int64_t(q_max_cols) - 1;
   return static_cast<int>(s_exact < 7 ? (s_exact < 1 ? 1 : s_exact) : 7);
 }
+
+
+// ---- The Ozaki-II contract (the same statistics; docs/numerics.md, "The accuracy contract") ----
+// Row r of op(A) at N moduli has Ozaki-II's shift s_r = sigma_r - 1 + d_r, d_r = oz2_extra_shift(S_r)
+// of N's constants (ozaki2.hpp; S from the same sigma), likewise t_c = sigma_c - 1 + d_c. With
+// A~ = 2^-s A' the truncated row (|a~| <= |a|, |a - a~| < 2^-s, and a~ = a when the row is exact at
+// s: oz2_row_exact) and A'B' computed exactly (the moduli's product covers it by the scaling):
+//   |AB - A~B~| <= |A - A~||B| + |A~||B - B~| <= [row not exact] 2^-s ||b_c||_1 + [col not exact] 2^-t ||a_r||_1,
+// and the reconstruction y of A'B' is within u (2.02 |A'B'| + recon_abs_u); scaling y by
+// 2^-(s_r + t_c) is exact while oz2_reconstruction_normal holds. In units of 2^-(sigma_r + sigma_c)
+// (|A'| <= |a'| 2^(d-1), so 2^(2 - d_r - d_c) |A'||B'| <= (|A||B|)'):
+//   |C - AB|' <= u { 2.02 (|A||B|)' + T2 + 2^(2 - d_r - d_c) recon_abs_u },
+//   T2 / u = 2^(53 - kUnitBits) ( [!ex_r] 2^(1 - d_r) U_c + [!ex_c] 2^(1 - d_c) U_r ),
+// and with P <= (|A||B|)' the contract |C - AB| <= c u |A||B| holds when
+//   R2(N) = 2.03 + (T2 / u + 2^(2 - d_r - d_c) recon_abs_u) (1 + 2^-40) / P  <=  c.
+// R2 >= 2.03, so depths k <= 2 (c = k) never take Ozaki-II. R2 is not monotone in N in general (the
+// constants grow with P while d grows), so the decision reduces every N's maximum and takes the
+// smallest N whose maximum meets c.
+
+// Moduli counts the decision considers: kMinModuli .. kMaxModuli.
+constexpr int kModuliWindow = kMaxModuli - kMinModuli + 1;
+
+// Row exact at Ozaki-II's shift sigma - 1 + d: every element's lowest bit at or above 2^-(sigma - 1 + d).
+// From the exact digits q (accuracy.hpp's exact_digits: -sigma - lsb <= 8 (q - 1)) this is implied by
+// 8 (q - 1) <= d - 1: a sufficient test (it may miss exactness by up to 7 bits, never claim it falsely).
+OZGEMM_HD bool oz2_row_exact(int32_t q, int32_t d) { return int64_t(8) * (int64_t(q) - 1) <= int64_t(d) - 1; }
+
+// y 2^-(s_r + t_c) exact: |y| >= 1 stays normal (scale_sum <= 1022) and |y| < P/2 < 2^127 stays finite
+// (scale_sum >= 127 - 1023).
+OZGEMM_HD bool oz2_reconstruction_normal(int64_t scale_sum) { return scale_sum <= 1022 && scale_sum >= -896; }
+
+// R2(N) of one entry (above); +inf when no guarantee is possible. d_row, d_col: the extra shifts at
+// N; recon_abs_u: N's Ozaki2Constants::recon_abs_u.
+OZGEMM_HD double oz2_entry_ratio(int64_t P, int64_t u_row, int64_t u_col, int32_t q_row, int32_t q_col, int32_t d_row,
+                                 int32_t d_col, int32_t sigma_sum, double recon_abs_u) {
+  const double inf = double_of(0x7ff0000000000000ull);
+  if (P <= 0 || !oz2_reconstruction_normal(int64_t(sigma_sum) - 2 + d_row + d_col)) return inf;
+  double t = 0.0;  // T2 / u; d in [kOz2ShiftMin, kOz2ShiftMax]: every power of two below is normal
+  if (!oz2_row_exact(q_row, d_row))
+    t = add_rn(t, mul_rn(int64_to_double_rn(u_col), pow2_normal(54 - kUnitBits - d_row)));
+  if (!oz2_row_exact(q_col, d_col))
+    t = add_rn(t, mul_rn(int64_to_double_rn(u_row), pow2_normal(54 - kUnitBits - d_col)));
+  t = add_rn(t, mul_rn(recon_abs_u, pow2_normal(2 - d_row - d_col)));
+  const double excess = mul_rn(t, 1.0000000000009095);  // (1 + 2^-40)
+  return add_rn(2.03, div_rn(excess, int64_to_double_rn(P)));
+}
+
 
 }  // namespace numerics
 }  // namespace ozgemm

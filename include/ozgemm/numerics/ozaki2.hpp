@@ -55,6 +55,9 @@ struct Ozaki2Constants {
   double P_hi = 0, P_lo = 0, inv_P = 0;
   double grid = 0;   // g: every hi_i is a multiple of it, every lo_i in [0, g)
   int32_t rho = 0;   // sum of the residues' largest magnitudes, floor(p_i / 2)
+  // The reconstruction's absolute error term in units of u = 2^-53 (oz2_reconstruction_error):
+  // 1.01 [(n + 3) 128 n g + 3 (rho + 1) |P_lo|].
+  double recon_abs_u = 0;
   // limit[d - kOz2ShiftMin] = min(floor(Q / 4^d), INT64_MAX), Q = floor((P - 1) / 4).
   int64_t limit[kOz2ShiftMax - kOz2ShiftMin + 1] = {};
 };
@@ -159,11 +162,11 @@ OZGEMM_HD double oz2_reconstruct(const Ozaki2Constants& c, ResidueAt u) {
 
 // A bound of |y - A'B'| for the reconstruction above (u = 2^-53; |U_i| <= 128, |lo_i| < g,
 // |q| <= rho + 1): the rounded z sum and the lo_i's own rounding, the rounded P_lo q, and the two
-// final roundings: 2u |A'B'| + u [(n + 3) 128 n g + 3 (rho + 1) |P_lo|] (rounded up generously).
+// final roundings: 1.01 {2u |A'B'| + u [(n + 3) 128 n g + 3 (rho + 1) |P_lo|]} (rounded up
+// generously; the second term is c.recon_abs_u).
 inline double oz2_reconstruction_error(const Ozaki2Constants& c, double abs_ab) {
   const double u = 1.1102230246251565e-16;
-  const double lam = 128.0 * c.n * c.grid;
-  return (2.0 * u * abs_ab + u * ((c.n + 3) * lam + 3.0 * (c.rho + 1) * (c.P_lo < 0 ? -c.P_lo : c.P_lo))) * 1.01;
+  return u * (2.02 * abs_ab + c.recon_abs_u);
 }
 
 }  // namespace numerics

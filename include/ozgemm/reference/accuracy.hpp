@@ -21,6 +21,7 @@ struct OperandStats {
   std::vector<int32_t> q;          // exact digits
   std::vector<int64_t> U;          // sum of ceil(|a'| 2^kUnitBits)
   std::vector<uint8_t> mag;        // rows x k, k-contiguous: floor(|a'|)
+  std::vector<int64_t> S;          // Ozaki-II's scaling norm: sum of oz2_norm_term(a, shift - 1)
   int32_t q_max = 1;               // max of q over finite rows
 };
 OperandStats stats_rows_of_op_a(Op transa, int64_t m, int64_t k, const double* A, int64_t lda);
@@ -41,6 +42,20 @@ struct AccuracyDecision {
 // The decision for C = op(A) op(B) (m, n, k >= 1).
 AccuracyDecision decide_slices(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
                                const double* B, int64_t ldb);
+
+// Ozaki-II (numerics/accuracy.hpp, R2): the maxima over the finite entries of R2(N) for every
+// moduli count N = kMinModuli + w, and the smallest N whose maximum meets the target.
+struct Ozaki2Decision {
+  int moduli = 0;       // 0: no count up to kMaxModuli meets the target
+  double bound = 0;     // ratio_max at `moduli` (inf when moduli == 0)
+  double target = 0;    // numerics::target_constant(k)
+  std::vector<double> ratio_max;  // kModuliWindow maxima (0 when every entry is non-finite)
+};
+Ozaki2Decision decide_moduli(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
+                             const double* B, int64_t ldb);
+// R2(N) of every entry (m x n column-major); entries whose row or column holds Inf/NaN get 0.
+std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
+                                     int moduli);
 
 }  // namespace ref
 }  // namespace ozgemm

@@ -159,14 +159,15 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
 
   Handle h;
   h.set_stream(stream);
-  const bool oz2 = o.scheme == Scheme::Ozaki2;
-  const bool fp64 = !oz2 && resolved_accuracy(o) == AccuracyOpt::Fp64;
+  // FP64 mode chooses the scheme (--scheme: which ones it may take) and its count; FIXED mode runs
+  // Ozaki-II at --moduli (default count) with --scheme ozaki2, else Ozaki-I at --slices.
+  const bool fp64 = o.moduli == 0 && resolved_accuracy(o) == AccuracyOpt::Fp64;
   r.accuracy = fp64 ? "fp64" : "fixed";
-  if (oz2) {
-    check(ozgemmSetScheme(h.get(), OZGEMM_SCHEME_OZAKI2), "ozgemmSetScheme");
-    check(ozgemmSetModuli(h.get(), o.moduli), "ozgemmSetModuli");
-  } else if (fp64) {
+  check(ozgemmSetScheme(h.get(), static_cast<ozgemmScheme_t>(o.scheme)), "ozgemmSetScheme");
+  if (fp64) {
     check(ozgemmSetAccuracy(h.get(), OZGEMM_ACCURACY_FP64), "ozgemmSetAccuracy");
+  } else if (o.scheme == Scheme::Ozaki2) {
+    check(ozgemmSetModuli(h.get(), o.moduli > 0 ? o.moduli : kDefaultModuli), "ozgemmSetModuli");
   } else {
     h.set_slices(o.slices > 0 ? o.slices : kDefaultSlices);
   }
