@@ -40,7 +40,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 for n in ${SIZES:-4096 8192 16384}; do for phi in ${PHIS:-0.5}; do
   f="$OUT/schemes/fp64_${n}_phi${phi}.json"
-  "$NEW/ozgemm" bench --m $n --n $n --k $n --phi $phi --accuracy fp64 --iters ${ITERS:-5} --json > "$f" 2> "$f.err" || cat "$f.err"
+  "$NEW/ozgemm" bench --m $n --n $n --k $n --phi $phi --accuracy fp64 --variant auto --iters ${ITERS:-5} --json > "$f" 2> "$f.err" || cat "$f.err"
   summary "$f"
   N=$(python3 -c "import json;r=json.load(open('$f'));print(r['moduli'] if r['scheme']=='ozaki2' else 0)" 2>/dev/null || echo 0)
   if [ "$N" != 0 ] && [ "${FIXED:-1}" = 1 ]; then

@@ -126,28 +126,39 @@ __global__ void oz2_extra_shifts_kernel(const int64_t* __restrict__ S, int64_t r
   if (r < rows_pad) d[r] = static_cast<int8_t>(nm::oz2_extra_shift(S[r], c));
 }
 
-// One thread per entry, every N of the window; maxima as in bound_kernel.
+// One thread per row and kOz2BoundCols columns (the row's sides computed once, the shuffles of the
+// reduction amortised over the columns), every N of the window; maxima as in bound_kernel.
+constexpr int kOz2BoundCols = 16;
 __global__ void __launch_bounds__(256) oz2_bound_kernel(Oz2BoundArgs a2) {
-  const BoundArgs& a = a2.base;
   constexpr int W = nm::kModuliWindow;
+  const BoundArgs& a = a2.base;
   __shared__ unsigned long long r_red[8][W];
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t c = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;
+  const int64_t c_begin = (int64_t(blockIdx.y) * blockDim.y + threadIdx.y) * kOz2BoundCols;
   unsigned long long ratio[W];
 #pragma unroll
   for (int w = 0; w < W; ++w) ratio[w] = 0;
-  if (r < a.rows && c < a.cols) {
-    const int64_t cg = a.col0 + c;
-    if (!(a.flag_a[r] | a.flag_b[cg])) {
+  if (r < a.rows && !a.flag_a[r]) {
+    nm::Oz2Side row[W];
+#pragma unroll
+    for (int w = 0; w < W; ++w) row[w] = nm::oz2_side(a.q_a[r], a2.d_a[w * a2.d_stride_a + r]);
+    const double u_row = nm::int64_to_double_rn(a.U_a[r]);
+    const int32_t sigma_row = a.shift_a[r];
+    for (int j = 0; j < kOz2BoundCols; ++j) {
+      const int64_t c = c_begin + j;
+      if (c >= a.cols) break;
+      const int64_t cg = a.col0 + c;
+      if (a.flag_b[cg]) continue;
       int64_t P = 0;
       for (int b = 0; b < a.pblocks; ++b) P += a.P[b * a.plane_elems + r + c * a.ld];
-      const int32_t sigma_sum = a.shift_a[r] + a.shift_b[cg];
-      const int64_t ua = a.U_a[r], ub = a.U_b[cg];
-      const int32_t qa = a.q_a[r], qb = a.q_b[cg];
+      const double inv_P = nm::oz2_inverse(P), u_col = nm::int64_to_double_rn(a.U_b[cg]);
+      const int32_t sigma_sum = sigma_row + a.shift_b[cg], q_col = a.q_b[cg];
 #pragma unroll
-      for (int w = 0; w < W; ++w)
-        ratio[w] = nm::bits_of(nm::oz2_entry_ratio(P, ua, ub, qa, qb, a2.d_a[w * a2.d_stride_a + r],
-                                                   a2.d_b[w * a2.d_stride_b + cg], sigma_sum, a2.recon_abs_u[w]));
+      for (int w = 0; w < W; ++w) {
+        const nm::Oz2Side col = nm::oz2_side(q_col, a2.d_b[w * a2.d_stride_b + cg]);
+        const double R = nm::oz2_entry_ratio(inv_P, u_row, u_col, row[w], col, sigma_sum, a2.recon_abs_u[w]);
+        ratio[w] = max(ratio[w], static_cast<unsigned long long>(nm::bits_of(R)));
+      }
     }
   }
   for (int o = 16; o > 0; o >>= 1) {
@@ -179,7 +190,7 @@ cudaError_t launch_oz2_extra_shifts(const int64_t* S, int64_t rows_pad, const nm
 
 cudaError_t launch_oz2_bound(const Oz2BoundArgs& args, cudaStream_t stream) {
   if (args.base.rows <= 0 || args.base.cols <= 0) return cudaSuccess;
-  const dim3 grid = entry_grid(args.base.rows, args.base.cols);
+  const dim3 grid = entry_grid(args.base.rows, (args.base.cols + kOz2BoundCols - 1) / kOz2BoundCols);
   if (grid.y > 65535) return cudaErrorInvalidValue;  // the planner's column chunks keep it below
   oz2_bound_kernel<<<grid, kEntryBlock, 0, stream>>>(args);
   return cudaGetLastError();

@@ -127,17 +127,19 @@ std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& 
                                      int moduli) {
   const nm::Ozaki2Constants& c = nm::ozaki2_constants(moduli);
   const int64_t m = a.rows, n = b.rows;
-  std::vector<int32_t> da(static_cast<size_t>(m)), db(static_cast<size_t>(n));
-  for (int64_t r = 0; r < m; ++r) da[size_t(r)] = nm::oz2_extra_shift(a.S[size_t(r)], c);
-  for (int64_t col = 0; col < n; ++col) db[size_t(col)] = nm::oz2_extra_shift(b.S[size_t(col)], c);
+  std::vector<nm::Oz2Side> sa, sb;
+  for (int64_t r = 0; r < m; ++r) sa.push_back(nm::oz2_side(a.q[size_t(r)], nm::oz2_extra_shift(a.S[size_t(r)], c)));
+  for (int64_t col = 0; col < n; ++col)
+    sb.push_back(nm::oz2_side(b.q[size_t(col)], nm::oz2_extra_shift(b.S[size_t(col)], c)));
   std::vector<double> R(size_t(m * n), 0.0);
   detail::parallel_for(n, [&](int64_t c0, int64_t c1) {
     for (int64_t col = c0; col < c1; ++col)
       for (int64_t r = 0; r < m; ++r) {
         if (a.nonfinite[r] || b.nonfinite[col]) continue;
-        R[size_t(r + col * m)] = nm::oz2_entry_ratio(P[size_t(r + col * m)], a.U[r], b.U[col], a.q[r], b.q[col],
-                                                     da[size_t(r)], db[size_t(col)], a.shift[r] + b.shift[col],
-                                                     c.recon_abs_u);
+        R[size_t(r + col * m)] = nm::oz2_entry_ratio(
+            nm::oz2_inverse(P[size_t(r + col * m)]), nm::int64_to_double_rn(a.U[size_t(r)]),
+            nm::int64_to_double_rn(b.U[size_t(col)]), sa[size_t(r)], sb[size_t(col)], a.shift[r] + b.shift[col],
+            c.recon_abs_u);
       }
   });
   return R;

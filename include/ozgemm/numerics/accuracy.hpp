@@ -157,22 +157,32 @@ OZGEMM_HD bool oz2_row_exact(int32_t q, int32_t d) { return int64_t(8) * (int64_
 // (scale_sum >= 127 - 1023).
 OZGEMM_HD bool oz2_reconstruction_normal(int64_t scale_sum) { return scale_sum <= 1022 && scale_sum >= -896; }
 
-// R2(N) of one entry (above); +inf when no guarantee is possible. d_row, d_col: the extra shifts at
-// N; recon_abs_u: N's Ozaki2Constants::recon_abs_u.
-OZGEMM_HD double oz2_entry_ratio(int64_t P, int64_t u_row, int64_t u_col, int32_t q_row, int32_t q_col, int32_t d_row,
-                                 int32_t d_col, int32_t sigma_sum, double recon_abs_u) {
-  const double inf = double_of(0x7ff0000000000000ull);
-  if (P <= 0 || !oz2_reconstruction_normal(int64_t(sigma_sum) - 2 + d_row + d_col)) return inf;
-  double t = 0.0;  // T2 / u; d in [kOz2ShiftMin, kOz2ShiftMax]: every power of two below is normal
-  if (!oz2_row_exact(q_row, d_row))
-    t = add_rn(t, mul_rn(int64_to_double_rn(u_col), pow2_normal(54 - kUnitBits - d_row)));
-  if (!oz2_row_exact(q_col, d_col))
-    t = add_rn(t, mul_rn(int64_to_double_rn(u_row), pow2_normal(54 - kUnitBits - d_col)));
-  t = add_rn(t, mul_rn(recon_abs_u, pow2_normal(2 - d_row - d_col)));
-  const double excess = mul_rn(t, 1.0000000000009095);  // (1 + 2^-40)
-  return add_rn(2.03, div_rn(excess, int64_to_double_rn(P)));
+// R2(N) in parts, so that a pass over all entries and counts does one division per entry: per row
+// (column) and count, its side x = [!exact] 2^(54 - kUnitBits - d) (T2's factor of the other side's
+// U), y = 2^(1 - d) and d; per entry inv_P = 1 / P rounded (0 for P = 0). Every power of two is
+// normal (d in [kOz2ShiftMin, kOz2ShiftMax]), x y products too; the roundings of U, 1/P and the
+// sums are covered by R2's (1 + 2^-40).
+struct Oz2Side {
+  double x, y;
+  int32_t d;
+};
+OZGEMM_HD Oz2Side oz2_side(int32_t q, int32_t d) {
+  return Oz2Side{oz2_row_exact(q, d) ? 0.0 : pow2_normal(54 - kUnitBits - d), pow2_normal(1 - d), d};
 }
+OZGEMM_HD double oz2_inverse(int64_t P) { return P > 0 ? div_rn(1.0, int64_to_double_rn(P)) : 0.0; }
 
+// R2(N) of one entry (above) from its parts (U as int64_to_double_rn); +inf when no guarantee is
+// possible (P = 0, or a result outside the normal range).
+OZGEMM_HD double oz2_entry_ratio(double inv_P, double u_row, double u_col, const Oz2Side& row, const Oz2Side& col,
+                                 int32_t sigma_sum, double recon_abs_u) {
+  if (inv_P == 0.0 || !oz2_reconstruction_normal(int64_t(sigma_sum) - 2 + row.d + col.d))
+    return double_of(0x7ff0000000000000ull);
+  double t = mul_rn(u_col, row.x);  // T2 / u
+  t = add_rn(t, mul_rn(u_row, col.x));
+  t = add_rn(t, mul_rn(recon_abs_u, mul_rn(row.y, col.y)));
+  const double excess = mul_rn(t, 1.0000000000009095);  // (1 + 2^-40)
+  return add_rn(2.03, mul_rn(excess, inv_P));
+}
 
 }  // namespace numerics
 }  // namespace ozgemm
