@@ -27,7 +27,7 @@ PY
 }
 {
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  for t in test_gpu_fp64 test_gpu_ozaki2 test_gpu_emulated; do
+  for t in ${TESTS:-test_gpu_fp64 test_gpu_ozaki2 test_gpu_emulated}; do
     f=""; [ $t = test_gpu_emulated ] && f="--gtest_filter=${EMU_FILTER:-*ShapesBitwise*:*SpecialValues*:*KSplit*/Unfused}"
     "$NEW/$t" --gtest_brief=1 $f > "$OUT/$t.log" 2>&1
     echo "$t exit $?: $(grep -E 'tests? from .* ran|PASSED|FAILED' "$OUT/$t.log" | tr '\n' ' ')"
@@ -49,6 +49,6 @@ for n in ${SIZES:-4096 8192 16384}; do for phi in ${PHIS:-0.5}; do
     summary "$f2"
   fi
 done; done
-} 2>&1 | tee "$OUT/schemes.txt"
+} 2>&1 | tee -a "$OUT/schemes.txt"
 find "$OUT/schemes" -name '*.err' -empty -delete
-(cd "$OUT" && tar czf results_schemes.tgz schemes && rm -rf schemes)
+(cd "$OUT" && tar czf results_schemes${TAG:-}.tgz schemes && rm -rf schemes)
