@@ -2,6 +2,7 @@
 #include "plan/auto_rules.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "ozgemm/numerics/ozaki1.hpp"
 
@@ -38,19 +39,21 @@ constexpr HopperRule kHopperRules[] = {
     {6, 8192, 8192, Variant::PartiallyFused},
 };
 
-// Ozaki-II, unfused, on Hopper: measured on an H100 SXM, 2026-11-23
-// (bench/results/2026-11-23-h100-ozaki2-planes, `bash bench/device_ozaki2.sh`), phi 0.5:
-// 8192^3: 73.4 / 70.9 TFLOPS at 14 / 15 moduli against native 56; 16384^3: 86.3 / 80.2 against
-// 51-53; 4096^3: 57.4 / 53.9 against native 60.2 (native wins). Each modulus costs about 1/15 of
-// the time at 8192^3 (products 10.7 of 14.9 ms at 15 moduli), so 16 moduli are expected at about
-// 66 TFLOPS at 8192^3, still above native.
+// Ozaki-II in FP64 mode on Hopper: no shape measured where it beats native DGEMM, so none is listed.
+// FIXED mode at 16 moduli runs 8192^3 in 17.5 ms (62.9 TFLOPS) against native's 19.4-20.0 ms, but
+// FP64 mode's decision adds 3.8 ms (20.4 ms, 53.8 TFLOPS against native 54.9 in the same run), and
+// at 16384^3 (phi 0.5) or 8192^3 (phi 1) no count up to 16 meets the bound, so the decision's 4.3 ms
+// (8192^3) to 24 ms (16384^3) would be spent before native DGEMM runs anyway
+// (bench/results/2026-11-23-h100-fp64-schemes, `bash bench/device_schemes.sh`). A rule goes here
+// once a shape is measured where FP64 mode's Ozaki-II, decision included, is faster.
 struct HopperOzaki2Rule {
   int max_moduli;
   int64_t min_mn, min_k;
 };
-constexpr HopperOzaki2Rule kHopperOzaki2Rules[] = {
-    {16, 8192, 8192},
-};
+constexpr std::array<HopperOzaki2Rule, 0> kHopperOzaki2Rules{};
+// Elsewhere, the roofline with the decision's cost as this many extra INT8 products (H100,
+// 8192^3: 3.8 ms against 0.72 ms a product).
+constexpr double kOzaki2DecisionProducts = 5.3;
 // Effective product rates (TFLOPS x products) of the best measured Hopper variants, for ranking:
 // Ozaki-I 61.6 TFLOPS at 6 slices (21 products, partially fused, 8192^3, 2026-11-21);
 // Ozaki-II 70.9 TFLOPS at 15 moduli (8192^3, 2026-11-23).
@@ -87,7 +90,7 @@ bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
       if (moduli <= r.max_moduli && std::min(shape.m, shape.n) >= r.min_mn && shape.k >= r.min_k) return true;
     return false;
   }
-  return roofline_emulation_wins(moduli, dev);
+  return roofline_emulation_wins(moduli + kOzaki2DecisionProducts, dev);
 }
 
 double expected_tflops(Scheme scheme, int count, const DeviceDesc& dev) {
