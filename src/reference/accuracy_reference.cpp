@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "ozgemm/numerics/accuracy.hpp"
 #include "reference/parallel.hpp"
@@ -99,12 +100,28 @@ std::vector<double> entry_ratios(const OperandStats& a, const OperandStats& b, c
   return R;
 }
 
+namespace {
+// What both decisions read: the operands' statistics and the magnitude product.
+struct DecisionInputs {
+  OperandStats a, b;
+  std::vector<int64_t> P;
+};
+DecisionInputs decision_inputs(const char* who, Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A,
+                               int64_t lda, const double* B, int64_t ldb) {
+  if (m < 1 || n < 1 || k < 1) throw std::invalid_argument(std::string(who) + ": m, n, k must be >= 1");
+  DecisionInputs in;
+  in.a = stats_rows_of_op_a(transa, m, k, A, lda);
+  in.b = stats_cols_of_op_b(transb, k, n, B, ldb);
+  in.P = magnitude_product(in.a, in.b);
+  return in;
+}
+}  // namespace
+
 AccuracyDecision decide_slices(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
                                const double* B, int64_t ldb) {
-  if (m < 1 || n < 1 || k < 1) throw std::invalid_argument("decide_slices: m, n, k must be >= 1");
-  const OperandStats a = stats_rows_of_op_a(transa, m, k, A, lda);
-  const OperandStats b = stats_cols_of_op_b(transb, k, n, B, ldb);
-  const std::vector<int64_t> P = magnitude_product(a, b);
+  const DecisionInputs in = decision_inputs("decide_slices", transa, transb, m, n, k, A, lda, B, ldb);
+  const OperandStats &a = in.a, &b = in.b;
+  const std::vector<int64_t>& P = in.P;
   AccuracyDecision d;
   d.target = nm::target_constant(k);
   d.lower_bound = nm::slices_lower_bound(a.q_max, b.q_max);
@@ -147,15 +164,12 @@ std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& 
 
 Ozaki2Decision decide_moduli(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
                              const double* B, int64_t ldb) {
-  if (m < 1 || n < 1 || k < 1) throw std::invalid_argument("decide_moduli: m, n, k must be >= 1");
-  const OperandStats a = stats_rows_of_op_a(transa, m, k, A, lda);
-  const OperandStats b = stats_cols_of_op_b(transb, k, n, B, ldb);
-  const std::vector<int64_t> P = magnitude_product(a, b);
+  const DecisionInputs in = decision_inputs("decide_moduli", transa, transb, m, n, k, A, lda, B, ldb);
   Ozaki2Decision d;
   d.target = nm::target_constant(k);
   d.bound = std::numeric_limits<double>::infinity();
   for (int w = 0; w < nm::kModuliWindow; ++w) {
-    const std::vector<double> R = oz2_entry_ratios(a, b, P, nm::kMinModuli + w);
+    const std::vector<double> R = oz2_entry_ratios(in.a, in.b, in.P, nm::kMinModuli + w);
     const double mx = *std::max_element(R.begin(), R.end());
     d.ratio_max.push_back(mx);
     if (!d.moduli && mx <= d.target) {

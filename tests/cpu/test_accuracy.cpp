@@ -35,6 +35,7 @@ struct Family {
   const char* name;
   std::vector<double> A, B;  // m x k and k x n, column-major
 };
+Family integer_inputs(int64_t m, int64_t n, int64_t k, std::mt19937_64& rng);
 
 // The input families of the issue: phi in {-1, 0, 0.5, 1, 2, 4}, rows and columns with one dominant
 // element, mixed scales 2^+-500 inside one row, subnormals, integers.
@@ -61,13 +62,34 @@ std::vector<Family> families(int64_t m, int64_t n, int64_t k, std::mt19937_64& r
     for (int64_t l = 0; l < k; ++l) s.A[size_t(0 + l * m)] *= 1e-310;  // row 0 subnormal
     f.push_back(s);
   }
-  {
-    Family i{"integers", std::vector<double>(size_t(m * k)), std::vector<double>(size_t(k * n))};
-    ref::fill_integers(i.A.data(), m, k, m, 1000, rng);
-    ref::fill_integers(i.B.data(), k, n, k, 1000, rng);
-    f.push_back(i);
-  }
+  f.push_back(integer_inputs(m, n, k, rng));
   return f;
+}
+
+// |a| <= 1000 integers, m x k and k x n.
+Family integer_inputs(int64_t m, int64_t n, int64_t k, std::mt19937_64& rng) {
+  Family i{"integers", std::vector<double>(size_t(m * k)), std::vector<double>(size_t(k * n))};
+  ref::fill_integers(i.A.data(), m, k, m, 1000, rng);
+  ref::fill_integers(i.B.data(), k, n, k, 1000, rng);
+  return i;
+}
+
+// C (m x n) equals the exact integer product of f.
+void expect_exact_integer_product(int64_t m, int64_t n, int64_t k, const Family& f, const std::vector<double>& C) {
+  for (int64_t c = 0; c < n; ++c)
+    for (int64_t r = 0; r < m; ++r) {
+      int64_t exact = 0;
+      for (int64_t l = 0; l < k; ++l) exact += int64_t(f.A[size_t(r + l * m)]) * int64_t(f.B[size_t(l + c * k)]);
+      ASSERT_EQ(C[size_t(r + c * m)], double(exact)) << r << "," << c;
+    }
+}
+
+// The transpose of a rows x cols column-major matrix.
+std::vector<double> transposed(int64_t rows, int64_t cols, const std::vector<double>& X) {
+  std::vector<double> T(X.size());
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r) T[size_t(c + r * cols)] = X[size_t(r + c * rows)];
+  return T;
 }
 
 }  // namespace
@@ -229,31 +251,20 @@ TEST(AccuracyBound, PlainNormalInputsTakeEightSlices) {
 TEST(AccuracyBound, IntegerInputsAreExactAtTheChosenCount) {
   std::mt19937_64 rng(36);
   const int64_t m = 30, n = 25, k = 500;
-  std::vector<double> A(size_t(m * k)), B(size_t(k * n));
-  ref::fill_integers(A.data(), m, k, m, 1000, rng);
-  ref::fill_integers(B.data(), k, n, k, 1000, rng);
-  const ref::AccuracyDecision d = ref::decide_slices(Op::N, Op::N, m, n, k, A.data(), m, B.data(), k);
+  const Family f = integer_inputs(m, n, k, rng);
+  const ref::AccuracyDecision d = ref::decide_slices(Op::N, Op::N, m, n, k, f.A.data(), m, f.B.data(), k);
   ASSERT_GE(d.slices, 1);
   EXPECT_LE(d.slices, 3) << "|a| <= 1000 needs 2 digits a side: 3 slices keep every product";
-  std::vector<double> C(size_t(m * n));
-  ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, d.slices);
-  for (int64_t c = 0; c < n; ++c)
-    for (int64_t r = 0; r < m; ++r) {
-      int64_t exact = 0;
-      for (int64_t l = 0; l < k; ++l) exact += int64_t(A[size_t(r + l * m)]) * int64_t(B[size_t(l + c * k)]);
-      ASSERT_EQ(C[size_t(r + c * m)], double(exact)) << r << "," << c;
-    }
+  std::vector<double> C(size_t(m * n), oztest::marker_nan());
+  ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, C.data(), m, d.slices);
+  expect_exact_integer_product(m, n, k, f, C);
 }
 
 TEST(AccuracyBound, DecisionIgnoresTheStorageLayout) {
   std::mt19937_64 rng(37);
   const int64_t m = 17, n = 13, k = 90;
   const auto A = phi_matrix(m, k, 0.5, rng), B = phi_matrix(k, n, 0.5, rng);
-  std::vector<double> At(size_t(k * m)), Bt(size_t(n * k));
-  for (int64_t l = 0; l < k; ++l)
-    for (int64_t r = 0; r < m; ++r) At[size_t(l + r * k)] = A[size_t(r + l * m)];
-  for (int64_t c = 0; c < n; ++c)
-    for (int64_t l = 0; l < k; ++l) Bt[size_t(c + l * n)] = B[size_t(l + c * k)];
+  const std::vector<double> At = transposed(m, k, A), Bt = transposed(k, n, B);
   const auto d0 = ref::decide_slices(Op::N, Op::N, m, n, k, A.data(), m, B.data(), k);
   const auto d1 = ref::decide_slices(Op::T, Op::T, m, n, k, At.data(), k, Bt.data(), n);
   EXPECT_EQ(d0.slices, d1.slices);
@@ -360,31 +371,20 @@ TEST(Ozaki2Accuracy, PlainNormalInputsTakeFifteenOrSixteenModuli) {
 TEST(Ozaki2Accuracy, IntegerInputsTakeFewModuliAndAreExact) {
   std::mt19937_64 rng(46);
   const int64_t m = 30, n = 25, k = 500;
-  std::vector<double> A(size_t(m * k)), B(size_t(k * n));
-  ref::fill_integers(A.data(), m, k, m, 1000, rng);
-  ref::fill_integers(B.data(), k, n, k, 1000, rng);
-  const ref::Ozaki2Decision d = ref::decide_moduli(Op::N, Op::N, m, n, k, A.data(), m, B.data(), k);
+  const Family f = integer_inputs(m, n, k, rng);
+  const ref::Ozaki2Decision d = ref::decide_moduli(Op::N, Op::N, m, n, k, f.A.data(), m, f.B.data(), k);
   ASSERT_GE(d.moduli, nm::kMinModuli);
   EXPECT_LE(d.moduli, 6) << "|a| <= 1000, k = 500: products below 2^29 need few moduli";
   std::vector<double> C(size_t(m * n), oztest::marker_nan());
-  ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, C.data(), m, d.moduli);
-  for (int64_t c = 0; c < n; ++c)
-    for (int64_t r = 0; r < m; ++r) {
-      int64_t exact = 0;
-      for (int64_t l = 0; l < k; ++l) exact += int64_t(A[size_t(r + l * m)]) * int64_t(B[size_t(l + c * k)]);
-      ASSERT_EQ(C[size_t(r + c * m)], double(exact)) << r << "," << c;
-    }
+  ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, C.data(), m, d.moduli);
+  expect_exact_integer_product(m, n, k, f, C);
 }
 
 TEST(Ozaki2Accuracy, DecisionIgnoresTheStorageLayout) {
   std::mt19937_64 rng(47);
   const int64_t m = 17, n = 13, k = 90;
   const auto A = phi_matrix(m, k, 0.5, rng), B = phi_matrix(k, n, 0.5, rng);
-  std::vector<double> At(size_t(k * m)), Bt(size_t(n * k));
-  for (int64_t l = 0; l < k; ++l)
-    for (int64_t r = 0; r < m; ++r) At[size_t(l + r * k)] = A[size_t(r + l * m)];
-  for (int64_t c = 0; c < n; ++c)
-    for (int64_t l = 0; l < k; ++l) Bt[size_t(c + l * n)] = B[size_t(l + c * k)];
+  const std::vector<double> At = transposed(m, k, A), Bt = transposed(k, n, B);
   const auto d0 = ref::decide_moduli(Op::N, Op::N, m, n, k, A.data(), m, B.data(), k);
   const auto d1 = ref::decide_moduli(Op::T, Op::T, m, n, k, At.data(), k, Bt.data(), n);
   EXPECT_EQ(d0.moduli, d1.moduli);
