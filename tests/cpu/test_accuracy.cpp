@@ -165,8 +165,13 @@ TEST(AccuracyNumerics, RatioIsMonotoneAndRefusesWithoutALowerBound) {
   EXPECT_EQ(nm::target_constant(100000), 4.0);
 }
 
-TEST(AccuracyBound, MeasuredErrorNeverExceedsTheBound) {
-  std::mt19937_64 rng(33);
+namespace {
+// On every input family and count: the host reference's measured error (against the double-double
+// GEMM) is within R u (|A||B|) at every entry where the bound gives a guarantee. run(f, count, C)
+// computes C; ratios(a, b, P, count) gives R per entry.
+template <class Run, class Ratios>
+void expect_bound_holds(uint64_t seed, const std::vector<int>& counts, const char* count_name, Run run, Ratios ratios) {
+  std::mt19937_64 rng(seed);
   const int64_t m = 24, n = 20, k = 300;
   for (const Family& f : families(m, n, k, rng)) {
     const ref::OperandStats a = ref::stats_rows_of_op_a(Op::N, m, k, f.A.data(), m);
@@ -175,20 +180,32 @@ TEST(AccuracyBound, MeasuredErrorNeverExceedsTheBound) {
     const ref::AccurateResult acc =
         ref::accurate_gemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, nullptr, 1);
     int checked = 0;
-    for (int s = 1; s <= 14; ++s) {
+    for (int count : counts) {
       std::vector<double> C(size_t(m * n), oztest::marker_nan());
-      ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, C.data(), m, s);
-      const std::vector<double> R = ref::entry_ratios(a, b, P, s);
+      run(f, m, n, k, count, C.data());
+      const std::vector<double> R = ratios(a, b, P, count);
       for (int64_t i = 0; i < m * n; ++i) {
         if (std::isinf(R[size_t(i)])) continue;
         const double err = std::fabs((C[size_t(i)] - acc.hi[size_t(i)]) - acc.lo[size_t(i)]);
         ASSERT_LE(err, R[size_t(i)] * kU * acc.absprod[size_t(i)])
-            << f.name << " s=" << s << " entry " << i << " R=" << R[size_t(i)];
+            << f.name << " " << count_name << "=" << count << " entry " << i << " R=" << R[size_t(i)];
         ++checked;
       }
     }
     EXPECT_GT(checked, 0) << f.name << ": the bound gave a guarantee somewhere";
   }
+}
+}  // namespace
+
+TEST(AccuracyBound, MeasuredErrorNeverExceedsTheBound) {
+  std::vector<int> counts;
+  for (int s = 1; s <= 14; ++s) counts.push_back(s);
+  expect_bound_holds(
+      33, counts, "s",
+      [](const Family& f, int64_t m, int64_t n, int64_t k, int s, double* C) {
+        ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, C, m, s);
+      },
+      ref::entry_ratios);
 }
 
 TEST(AccuracyBound, ChosenCountMeetsTheTargetAndIsTheSmallest) {
@@ -301,29 +318,12 @@ TEST(Ozaki2Accuracy, RatioRefusesWithoutALowerBoundAndNeverGoesBelowTheReconstru
 }
 
 TEST(Ozaki2Accuracy, MeasuredErrorNeverExceedsTheBound) {
-  std::mt19937_64 rng(43);
-  const int64_t m = 24, n = 20, k = 300;
-  for (const Family& f : families(m, n, k, rng)) {
-    const ref::OperandStats a = ref::stats_rows_of_op_a(Op::N, m, k, f.A.data(), m);
-    const ref::OperandStats b = ref::stats_cols_of_op_b(Op::N, k, n, f.B.data(), k);
-    const std::vector<int64_t> P = ref::magnitude_product(a, b);
-    const ref::AccurateResult acc =
-        ref::accurate_gemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, nullptr, 1);
-    int checked = 0;
-    for (int moduli : {nm::kMinModuli, 6, 10, 13, 14, 15, nm::kMaxModuli}) {
-      std::vector<double> C(size_t(m * n), oztest::marker_nan());
-      ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, C.data(), m, moduli);
-      const std::vector<double> R = ref::oz2_entry_ratios(a, b, P, moduli);
-      for (int64_t i = 0; i < m * n; ++i) {
-        if (std::isinf(R[size_t(i)])) continue;
-        const double err = std::fabs((C[size_t(i)] - acc.hi[size_t(i)]) - acc.lo[size_t(i)]);
-        ASSERT_LE(err, R[size_t(i)] * kU * acc.absprod[size_t(i)])
-            << f.name << " moduli=" << moduli << " entry " << i << " R=" << R[size_t(i)];
-        ++checked;
-      }
-    }
-    EXPECT_GT(checked, 0) << f.name << ": the bound gave a guarantee somewhere";
-  }
+  expect_bound_holds(
+      43, {nm::kMinModuli, 6, 10, 13, 14, 15, nm::kMaxModuli}, "moduli",
+      [](const Family& f, int64_t m, int64_t n, int64_t k, int moduli, double* C) {
+        ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, C, m, moduli);
+      },
+      ref::oz2_entry_ratios);
 }
 
 TEST(Ozaki2Accuracy, ChosenCountMeetsTheTargetAndIsTheSmallest) {
