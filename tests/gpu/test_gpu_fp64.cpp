@@ -212,7 +212,9 @@ TEST_P(GpuFp64Schemes, DecisionAndResultEqualTheHostReference) {
       if (info.fell_back) {
         EXPECT_EQ(info.variant, OZGEMM_VARIANT_NATIVE) << what;
         EXPECT_EQ(d2.moduli, 0) << what << ": " << info.reason;
-        if (GetParam() == OZGEMM_SCHEME_AUTO) EXPECT_EQ(d1.slices, 0) << what << ": " << info.reason;
+        if (GetParam() == OZGEMM_SCHEME_AUTO) {
+          EXPECT_EQ(d1.slices, 0) << what << ": " << info.reason;
+        }
         want = native(m, n, k, in.A, in.B);
       } else if (info.scheme == OZGEMM_SCHEME_OZAKI2) {
         ++ozaki2_runs;
@@ -226,7 +228,9 @@ TEST_P(GpuFp64Schemes, DecisionAndResultEqualTheHostReference) {
         ASSERT_EQ(info.slices, d1.slices) << what << ": " << info.reason;
         EXPECT_TRUE(same_bits(info.bound, d1.bound)) << what;
         // Ozaki-I at 7 or more slices (28+ products) never wins against Ozaki-II at <= 16 moduli.
-        if (d2.moduli > 0) EXPECT_LT(d1.slices, 7) << what << ": " << info.reason;
+        if (d2.moduli > 0) {
+          EXPECT_LT(d1.slices, 7) << what << ": " << info.reason;
+        }
         ref::ozaki_dgemm(Op::N, Op::N, m, n, k, 1.0, in.A.data(), m, in.B.data(), k, 0.0, want.data(), m, d1.slices);
       }
       int64_t bad = 0;
