@@ -66,10 +66,9 @@ ozgemmStatus_t fp64_workspace(const ozgemmContext* h, const GemmShape& s, size_t
   size_t most = 0;
   ozgemm::DecisionPlan dp;
   if (ozgemm::plan_decision(s, h->dev, &dp).empty()) most = dp.workspace_bytes;
-  if (h->scheme != ozgemm::Scheme::Ozaki1 && ozgemm::detail::ozaki2_unavailable(h, s, ozgemm::kMaxModuli).empty()) {
-    ozgemm::Ozaki2Plan p2;  // the largest moduli count has the largest workspace
-    if (ozgemm::plan_ozaki2(s, ozgemm::kMaxModuli, h->dev, &p2).empty()) most = std::max(most, p2.workspace_bytes);
-  }
+  ozgemm::Ozaki2Plan p2;  // the largest moduli count has the largest workspace
+  if (h->scheme != ozgemm::Scheme::Ozaki1 && ozgemm::detail::ozaki2_unavailable(h, s, ozgemm::kMaxModuli, &p2).empty())
+    most = std::max(most, p2.workspace_bytes);
   if (h->scheme == ozgemm::Scheme::Ozaki2) {
     *bytes = most;
     return OZGEMM_STATUS_SUCCESS;
@@ -90,7 +89,7 @@ bool fp64_mode(const ozgemmContext* h) {
 
 // Ozaki-II's plan: the unfused path only (AUTO or UNFUSED).
 ozgemmStatus_t plan_oz2(const ozgemmContext* h, const GemmShape& s, ozgemm::Ozaki2Plan* plan) {
-  if (h->variant != ozgemm::Variant::Auto && h->variant != ozgemm::Variant::Unfused) return OZGEMM_STATUS_NOT_SUPPORTED;
+  if (!h->ozaki2_variant()) return OZGEMM_STATUS_NOT_SUPPORTED;
   return ozgemm::plan_ozaki2(s, h->effective_moduli(), h->dev, plan).empty() ? OZGEMM_STATUS_SUCCESS
                                                                               : OZGEMM_STATUS_INVALID_VALUE;
 }

@@ -62,10 +62,9 @@ void describe_fixed(const ozgemmContext* h, const Plan& plan, ozgemmCallInfo_t* 
                          (plan.fallback.empty() ? std::string() : "; ran unfused: " + plan.fallback));
 }
 
-std::string ozaki2_unavailable(const ozgemmContext* h, const GemmShape& s, int moduli) {
-  if (h->variant != Variant::Auto && h->variant != Variant::Unfused) return "Ozaki-II runs unfused only";
-  Ozaki2Plan p2;
-  return plan_ozaki2(s, moduli, h->dev, &p2);
+std::string ozaki2_unavailable(const ozgemmContext* h, const GemmShape& s, int moduli, Ozaki2Plan* plan) {
+  if (!h->ozaki2_variant()) return "Ozaki-II runs unfused only";
+  return plan_ozaki2(s, moduli, h->dev, plan);
 }
 
 ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A, const double* B, Plan* plan,
@@ -85,6 +84,7 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
   // with more slices), or at the fewest moduli, needs no look at the data.
   bool oz1 = h->scheme != Scheme::Ozaki2, oz2 = h->scheme != Scheme::Ozaki1;
   std::string why1, why2;  // why a scheme dropped out
+  Ozaki2Plan largest2;     // Ozaki-II at the most moduli: the largest workspace any count takes
   if (oz1) {
     Plan at_one;
     const ozgemmStatus_t st = plan_with(h, s, 1, &at_one);
@@ -95,12 +95,12 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
     }
   }
   if (oz2) {
-    why2 = ozaki2_unavailable(h, s, kMaxModuli);
+    if (h->scheme == Scheme::Ozaki2 && !h->ozaki2_variant())
+      return OZGEMM_STATUS_NOT_SUPPORTED;  // as FIXED mode: Ozaki-II has no fused variant
+    why2 = ozaki2_unavailable(h, s, kMaxModuli, &largest2);
     if (why2.empty() && h->variant == Variant::Auto && !auto_ozaki2(s, kMinModuli, h->dev))
       why2 = "Ozaki-II slower than native at this shape";
     oz2 = why2.empty();
-    if (!oz2 && h->scheme == Scheme::Ozaki2 && h->variant != Variant::Auto && h->variant != Variant::Unfused)
-      return OZGEMM_STATUS_NOT_SUPPORTED;  // as FIXED mode: Ozaki-II has no fused variant
   }
   const auto both_out = [&]() {
     std::string why = why1;
@@ -116,8 +116,7 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
   size_t bytes = dp.workspace_bytes;
   Plan guess;
   if (oz1 && plan_with(h, s, kDefaultSlices, &guess) == OZGEMM_STATUS_SUCCESS) bytes = std::max(bytes, guess.workspace_bytes);
-  Ozaki2Plan guess2;
-  if (oz2 && plan_ozaki2(s, kMaxModuli, h->dev, &guess2).empty()) bytes = std::max(bytes, guess2.workspace_bytes);
+  if (oz2) bytes = std::max(bytes, largest2.workspace_bytes);
   ozgemmStatus_t st = ensure_workspace(h, bytes, ws);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   dispatch::ExecContext exec = h->exec();

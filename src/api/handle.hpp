@@ -46,6 +46,8 @@ struct ozgemmContext {
   int effective_moduli() const { return moduli > 0 ? moduli : ozgemm::kDefaultModuli; }
   // Ozaki-II is the only scheme (scheme OZAKI2 and a variant other than NATIVE).
   bool ozaki2() const { return scheme == ozgemm::Scheme::Ozaki2 && variant != ozgemm::Variant::Native; }
+  // Ozaki-II runs unfused only: the variants that can take it.
+  bool ozaki2_variant() const { return variant == ozgemm::Variant::Auto || variant == ozgemm::Variant::Unfused; }
   // FIXED mode's Ozaki-II: the handle's moduli count, no decision.
   bool fixed_ozaki2() const { return ozaki2() && accuracy == OZGEMM_ACCURACY_FIXED; }
   ozgemm::dispatch::ExecContext exec() {
@@ -78,8 +80,9 @@ ozgemmStatus_t plan_with(const ozgemmContext* h, const GemmShape& shape, int sli
 // *ws (the workspace the decision used, which the plan fits).
 ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& shape, const double* A, const double* B, Plan* plan,
                            Ozaki2Plan* plan2, ozgemmCallInfo_t* info, void** ws, bool* shifts_ready);
-// Why the handle's settings cannot take Ozaki-II for this shape (empty: they can).
-std::string ozaki2_unavailable(const ozgemmContext* h, const GemmShape& shape, int moduli);
+// Why the handle's settings cannot take Ozaki-II at `moduli` for this shape (empty: they can, and
+// *plan holds the plan).
+std::string ozaki2_unavailable(const ozgemmContext* h, const GemmShape& shape, int moduli, Ozaki2Plan* plan);
 // Fills `info` for a plan that ran without a decision (FIXED mode or variant NATIVE).
 void describe_fixed(const ozgemmContext* h, const Plan& plan, ozgemmCallInfo_t* info);
 }  // namespace detail

@@ -2,7 +2,6 @@
 #include "plan/auto_rules.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "ozgemm/numerics/ozaki1.hpp"
 
@@ -39,18 +38,6 @@ constexpr HopperRule kHopperRules[] = {
     {6, 8192, 8192, Variant::PartiallyFused},
 };
 
-// Ozaki-II in FP64 mode on Hopper: no shape measured where it beats native DGEMM, so none is listed.
-// FIXED mode at 16 moduli runs 8192^3 in 17.5 ms (62.9 TFLOPS) against native's 19.4-20.0 ms, but
-// FP64 mode's decision adds 3.8 ms (20.4 ms, 53.8 TFLOPS against native 54.9 in the same run), and
-// at 16384^3 (phi 0.5) or 8192^3 (phi 1) no count up to 16 meets the bound, so the decision's 4.3 ms
-// (8192^3) to 24 ms (16384^3) would be spent before native DGEMM runs anyway
-// (bench/results/2026-11-23-h100-fp64-schemes, `bash bench/device_schemes.sh`). A rule goes here
-// once a shape is measured where FP64 mode's Ozaki-II, decision included, is faster.
-struct HopperOzaki2Rule {
-  int max_moduli;
-  int64_t min_mn, min_k;
-};
-constexpr std::array<HopperOzaki2Rule, 0> kHopperOzaki2Rules{};
 // Elsewhere, the roofline with the decision's cost as this many extra INT8 products (H100,
 // 8192^3: 3.8 ms against 0.72 ms a product).
 constexpr double kOzaki2DecisionProducts = 5.3;
@@ -85,11 +72,13 @@ Variant auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev) 
 
 bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
   if (!dev.has_int8_tensor_cores()) return false;
-  if (dev.is_hopper()) {
-    for (const auto& r : kHopperOzaki2Rules)
-      if (moduli <= r.max_moduli && std::min(shape.m, shape.n) >= r.min_mn && shape.k >= r.min_k) return true;
-    return false;
-  }
+  // Hopper: no shape measured where FP64 mode's Ozaki-II beats native DGEMM. FIXED mode at 16 moduli
+  // runs 8192^3 in 17.5 ms (62.9 TFLOPS) against native's 19.4-20.0 ms, but FP64 mode's decision
+  // adds 3.8 ms (20.4 ms, 53.8 TFLOPS against native 54.9 in the same run), and at 16384^3 (phi 0.5)
+  // or 8192^3 (phi 1) no count up to 16 meets the bound, so the decision's 4.3 ms (8192^3) to 24 ms
+  // (16384^3) would be spent before native DGEMM runs anyway (bench/results/2026-11-23-h100-fp64-schemes,
+  // `bash bench/device_schemes.sh`). A shape-based rule goes here once one is measured to win.
+  if (dev.is_hopper()) return false;
   return roofline_emulation_wins(moduli + kOzaki2DecisionProducts, dev);
 }
 
