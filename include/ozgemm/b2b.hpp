@@ -15,6 +15,17 @@
 // group; groups are stacked by rows in A0, C1 and D1 and share B0, bias0 and B1 (as mixture-of-
 // experts layers do with one expert's weights); grouped and batched do not combine.
 //
+// Convolutions (the other half of CUTLASS example 13): b2b::conv_pair(type, Conv{n, h, w, c, r},
+// c_mid, c_out) describes
+//   D0 = ReLU(alpha0 * conv_rxr(X, W0) + bias0)     conv 0: r x r, stride 1, zero padding r / 2
+//   D1 = ReLU(alpha1 * conv_1x1(D0, W1) + beta1 * C1) conv 1: 1 x 1, no padding
+// on NHWC tensors (X: n x h x w x c; D0: c_mid channels, kept on chip; C1, D1: c_out channels),
+// with KRSC filters (W0: c_mid x r x r x c, W1: c_out x c_mid). It is the GEMM pair with
+// m = n * h * w pixels, k0 = r * r * c and A0 the implicit im2col of X (gathered by the kernels
+// from X, never stored), so everything below applies; the second convolution is 1 x 1 because
+// conv 0's output is held one CTA-row-block at a time with no halo. Batched over n by
+// construction (batch 1, not grouped). The unfused pair runs conv 0 alone on the portable kernel
+// (D0 through global memory) and conv 1 as the cuBLASLt GEMM.
 // Numerics (F16): fp16 inputs, fp32 accumulation, then v = fmaf(alpha, acc, addend) with
 // addend = bias0[j] (GEMM 0) or beta1 * C1 (GEMM 1, rounded product), ReLU, round to fp16.
 // The host reference (ozgemm/reference/b2b.hpp) uses the same formula; sums are in a different
@@ -47,7 +58,8 @@ namespace b2b {
 // 128 rows and the whole of D0 and D1 for them); k0 a positive multiple of 64 bytes' worth of
 // elements (32 fp16, 64 int8); int8: k0 <= 131071 (int32 exactness); batch strides multiples of 16
 // bytes; register residency: n0/4 (fp16) or n0/8 (int8) packed D0 registers plus n1/2 accumulators
-// a thread must fit 160 (fp16 256 x 256 needs shared residency); any m >= 0.
+// a thread must fit 160 (fp16 256 x 256 needs shared residency); any m >= 0. Convolutions: r odd,
+// 1 to 7; c a multiple of 32 (fp16) or 64 (int8), of 64 for the Hopper kernel; n, h, w < 2^31.
 //
 // SUCCESS and *plan filled; INVALID_VALUE when the problem is outside these limits or the
 // options are invalid, NOT_SUPPORTED when this device or build lacks the kernel asked for

@@ -17,6 +17,19 @@ const char* type_name(DataType t);
 enum class Residency { Register, Shared };
 const char* residency_name(Residency r);
 
+// A convolution pair instead of a GEMM pair (ozgemm/b2b.hpp, "Convolutions"): conv 0 is an
+// r x r convolution, stride 1, zero padding r / 2 on every side (output H x W = input H x W), of
+// an NHWC activation X (n x h x w x c), computed as the implicit GEMM whose A0 row i is the
+// r x r x c patch around pixel i (never stored); conv 1 is 1 x 1, no padding, on conv 0's output
+// kept on chip. c == 0: not a convolution (the default).
+struct Conv {
+  int64_t n = 0, h = 0, w = 0, c = 0;  // X's dimensions, elements; pixels n * h * w
+  int r = 3;                           // conv 0's filter size: odd, 1 to 7 (kernels/b2b/policy.hpp)
+  bool enabled() const { return c > 0; }
+  int64_t pixels() const { return n * h * w; }
+  int64_t patch() const { return int64_t(r) * r * c; }  // the GEMM's k0: elements of one patch
+};
+
 struct Problem {
   DataType type = DataType::F16;
   int64_t m = 0, k0 = 0, n0 = 0, n1 = 0;
@@ -25,7 +38,25 @@ struct Problem {
   int batch = 1;  // >= 1
   int64_t stride_a0 = 0, stride_b0 = 0, stride_bias0 = 0, stride_b1 = 0, stride_c1 = 0, stride_d1 = 0;
   std::vector<int64_t> group_m;  // empty: not grouped
+  Conv conv;                     // enabled: m = conv.pixels(), k0 = conv.patch(), batch 1, no groups
 };
+
+// The convolution pair as a Problem: conv 0 (x.r x x.r, x.c -> c_mid channels, + bias, ReLU), conv 1
+// (1 x 1, c_mid -> c_out channels, + beta1 * C1, ReLU). Its arrays:
+//   a0 = X, NHWC (pixel i = (b * h + y) * w + x, channel fastest)
+//   b0 = conv 0's filter, KRSC: c_mid x r x r x c (the GEMM's n0 x k0 row-major B0)
+//   b1 = conv 1's filter, KRSC with R = S = 1: c_out x c_mid
+//   c1, d1 = NHWC, pixels x c_out (the GEMM's m x n1)
+inline Problem conv_pair(DataType type, const Conv& x, int64_t c_mid, int64_t c_out) {
+  Problem p;
+  p.type = type;
+  p.conv = x;
+  p.m = x.pixels();
+  p.k0 = x.patch();
+  p.n0 = c_mid;
+  p.n1 = c_out;
+  return p;
+}
 
 // Device pointers; fp16 data as uint16_t bit patterns (__half), int8 data as int8_t.
 struct Arguments {
@@ -41,7 +72,8 @@ struct Arguments {
 // (mma.sync, sm_80 and newer, every type and residency), Sm90 (Hopper wgmma for both GEMMs, D0 as
 // GEMM 1's register operand: fp16, register residency, n0 in {64, 128}, k0 a multiple of 64), or
 // Auto (Sm90 where it applies on a Hopper GPU, measured faster there, docs/b2b.md; Portable
-// otherwise). Unfused: the cuBLASLt pair with D0 through global memory (the baseline).
+// otherwise). Unfused: the cuBLASLt pair with D0 through global memory (the baseline); for a
+// convolution pair, conv 0 on the portable kernel alone, then conv 1 as the cuBLASLt GEMM.
 struct Options {
   bool unfused = false;
   Residency residency = Residency::Register;

@@ -1,6 +1,6 @@
 // kernels/b2b/b2b_device.cuh — device code the back-to-back GEMM kernels share (b2b_sm80.cu,
-// b2b_sm90.cu, requant.cu): which rows a CTA owns, the documented epilogue formula and the int8
-// requantisation.
+// b2b_sm90.cu, requant.cu): which rows a CTA owns, the documented epilogue formula, the int8
+// requantisation and the convolution pair's implicit im2col.
 #pragma once
 
 #include "kernels/b2b/launch.hpp"
@@ -37,6 +37,47 @@ __device__ __forceinline__ float b2b_epilogue(float alpha, float acc, float adde
 __device__ __forceinline__ uint32_t to_s8(float v) {
   const int i = __float2int_rn(v);
   return static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(i < -128 ? -128 : (i > 127 ? 127 : i))));
+}
+
+// ---- The implicit im2col of conv 0 (B2bArgs::conv_c > 0) ----
+// A thread that copies rows of A0 keeps, for each of its rows, where that row's pixel is.
+struct ConvPixel {
+  int64_t offset;  // elements from X's start to the pixel's first channel
+  int y, x;        // the pixel's row and column in its image
+};
+__device__ __forceinline__ ConvPixel conv_pixel(const B2bArgs& p, int64_t pixel) {
+  const int64_t in_image = pixel % (p.conv_h * p.conv_w);
+  return ConvPixel{pixel * p.conv_c, int(in_image / p.conv_w), int(in_image % p.conv_w)};
+}
+// The filter tap of the k-range starting at element k (a range the caller copies never straddles
+// two taps: conv_c is a multiple of it, planner): the tapped pixel's offset from the centre pixel
+// plus the first channel (elements), and the tap's displacement (dy, dx).
+struct ConvTap {
+  int64_t delta;
+  int dy, dx;
+};
+__device__ __forceinline__ ConvTap conv_tap(const B2bArgs& p, int64_t k) {
+  const int64_t tap = k / p.conv_c, channel = k - tap * p.conv_c;
+  const int dy = int(tap / p.conv_r) - p.conv_r / 2, dx = int(tap % p.conv_r) - p.conv_r / 2;
+  return ConvTap{(dy * p.conv_w + dx) * p.conv_c + channel, dy, dx};
+}
+// Whether the tapped pixel is inside the image (outside: zero padding).
+__device__ __forceinline__ bool conv_inside(const B2bArgs& p, const ConvPixel& px, const ConvTap& t) {
+  return unsigned(px.y + t.dy) < unsigned(p.conv_h) && unsigned(px.x + t.dx) < unsigned(p.conv_w);
+}
+// 16 bytes global -> shared with cp.async, or 16 zero bytes when !valid (source size 0: nothing
+// is read, but `gmem` must still be an address inside the allocation).
+__device__ __forceinline__ void cp_async16_zfill(void* smem, const void* gmem, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
+                   static_cast<uint32_t>(__cvta_generic_to_shared(smem))),
+               "l"(gmem), "r"(valid ? 16 : 0));
+}
+// The 16 bytes at byte `byte_in_range` of the k-range (of tap t) of the A0 row of pixel px.
+__device__ __forceinline__ void conv_copy16(void* smem, const B2bArgs& p, const ConvPixel& px, const ConvTap& t,
+                                            int elem_bytes, int byte_in_range) {
+  const bool inside = conv_inside(p, px, t);
+  const char* src = static_cast<const char*>(p.a0) + (px.offset + (inside ? t.delta : 0)) * elem_bytes + byte_in_range;
+  cp_async16_zfill(smem, src, inside);
 }
 
 }  // namespace kernels

@@ -8,8 +8,8 @@
 // the same (m16n8k32 s8 takes in bytes exactly what m16n8k16 f16 takes), so only the MMA, the
 // accumulator type, the epilogues and the register packing of D0 differ (the Traits below).
 //
-// One CTA = 4 warps = 64 rows; warp w owns rows 16w .. 16w+15 of A0, D0 and D1 and all of their
-// columns. GEMM 0 leaves D0's 16 x n0 block of each warp in registers in the mma C-fragment
+// One CTA = 8 warps = 128 rows (B2bPortablePolicy::kTileM); warp w owns rows 16w .. 16w+15 of A0,
+// D0 and D1 and all of their columns. GEMM 0 leaves D0's 16 x n0 block of each warp in registers in the mma C-fragment
 // layout: thread (g = lane/4, q = lane%4) holds columns 8b + 2q, 8b + 2q + 1 of rows g and g+8
 // for every 8-column block b. That is exactly the A-fragment layout of m16n8k16 for the 16-wide
 // k-block j = {blocks 2j, 2j+1}:  a0 = C[2j](g, 2q..), a1 = C[2j](g+8, ..), a2 = C[2j+1](g, ..),
@@ -20,6 +20,9 @@
 // holds D0's logical column 32t + perm(8b + 2q + e), perm = 16(b/2) + 4q + 2(b%2) + e, and the
 // four accumulator blocks 4j..4j+3 pack into the A fragment of k-block j with no shuffles
 // (the "column permutation" of B0; B1 is untouched since D0's logical order is restored).
+// Convolution pairs: A0's chunks are gathered from X by the implicit im2col of b2b_device.cuh
+// (a chunk lies within one filter tap; taps outside the image are zero-filled by cp.async), and
+// with d0_out the kernel is conv 0 alone (the unfused pair's first half).
 #include "kernels/b2b/b2b_device.cuh"
 
 #if defined(OZGEMM_BUILD_PORTABLE_FUSED)
@@ -162,7 +165,20 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
   const B2bTileRows tile = b2b_tile_rows(p);
   const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;  // (lambdas below capture them)
   const int64_t k0u = units(p.k0);
-  const __half* A0 = static_cast<const __half*>(p.a0) + units(z * p.stride_a0 + row0 * p.k0);
+  const bool conv = p.conv_c > 0;
+  const __half* A0 = conv ? nullptr : static_cast<const __half*>(p.a0) + units(z * p.stride_a0 + row0 * p.k0);
+  // Convolution: the pixels of the A0 rows this thread copies (load_chunk's vector order), rows
+  // past the tile's valid ones reading the last valid row's.
+  constexpr int kAVecs = kB2bTileM * (kB2bChunkK / 8) / kThreads;
+  static_assert(kAVecs * kThreads == kB2bTileM * (kB2bChunkK / 8), "whole 16-byte vectors a thread");
+  ConvPixel pixels[kAVecs];
+  if (conv) {
+#pragma unroll
+    for (int i = 0; i < kAVecs; ++i) {
+      const int64_t r = (threadIdx.x + i * kThreads) / (kB2bChunkK / 8);
+      pixels[i] = conv_pixel(p, row0 + (r < valid ? r : valid - 1));
+    }
+  }
   const __half* B0 = static_cast<const __half*>(p.b0) + units(z * p.stride_b0);
   const __half* B1 = static_cast<const __half*>(p.b1) + units(z * p.stride_b1);
   const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
@@ -175,7 +191,17 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
   const int chunks0 = static_cast<int>(k0u / kB2bChunkK);
   auto load0 = [&](int c) {  // chunk c into stage c % kS (one commit group, possibly empty)
     if (c < chunks0) {
-      load_chunk<kB2bTileM>(sA + (c % kS) * kB2bTileM * kRowK, A0, k0u, valid, int64_t(c) * kB2bChunkK);
+      __half* stage_a = sA + (c % kS) * kB2bTileM * kRowK;
+      if (conv) {
+        const ConvTap t = conv_tap(p, int64_t(c) * kB2bChunkK * 2 / T::kElemBytes);
+#pragma unroll
+        for (int i = 0; i < kAVecs; ++i) {
+          const int v = threadIdx.x + i * kThreads, r = v / (kB2bChunkK / 8), cu = (v % (kB2bChunkK / 8)) * 8;
+          conv_copy16(stage_a + r * kRowK + cu, p, pixels[i], t, T::kElemBytes, cu * 2);
+        }
+      } else {
+        load_chunk<kB2bTileM>(stage_a, A0, k0u, valid, int64_t(c) * kB2bChunkK);
+      }
       load_chunk<N0, kS8>(sB0 + (c % kS) * N0 * kRowK, B0, k0u, N0, int64_t(c) * kB2bChunkK);
     }
     cp_async_commit();
@@ -236,6 +262,21 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
         d0[j][2 * h + 1] = pack_s8x4(hi[0], hi[1], hi[2], hi[3]);
       }
     }
+  }
+  if (p.d0_out) {
+    // Conv 0 alone (the unfused pair's first half): D0's rows to global memory in D0's logical
+    // column order (the layout the shared-memory residency stores, below), and done.
+    __half* D0 = static_cast<__half*>(p.d0_out) + row0 * kK1;
+    const int r = warp * 16 + g;
+#pragma unroll
+    for (int j = 0; j < kK1 / 16; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int col = j * 16 + h * 8 + 2 * q;
+        if (r < valid) *reinterpret_cast<uint32_t*>(D0 + int64_t(r) * kK1 + col) = d0[j][2 * h];
+        if (r + 8 < valid) *reinterpret_cast<uint32_t*>(D0 + int64_t(r + 8) * kK1 + col) = d0[j][2 * h + 1];
+      }
+    return;
   }
   if constexpr (kShared) {
     // Shared-memory residency: the warp's D0 rows go to sD0[64][kD0Row] in D0's logical column

@@ -10,7 +10,8 @@
 // k-block, so k-block j's fragment is the accumulator's blocks 2j, 2j+1 in the same order and
 // the fp16 copy of the accumulator *is* GEMM 1's A operand, reinterpreted.
 // Same numerics as b2b_sm80.cu (fmaf epilogue, ReLU, round to fp16). Configuration: policy.hpp
-// (B2bSm90Policy).
+// (B2bSm90Policy). Convolution pairs gather A0's k-tiles from X (b2b_device.cuh's implicit im2col;
+// a k-tile lies within one filter tap) into the same swizzled stages.
 #include "kernels/b2b/b2b_device.cuh"
 
 #if defined(OZGEMM_BUILD_SM90_FUSED)
@@ -68,7 +69,8 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p) {
   const B2bTileRows tile = b2b_tile_rows(p);
   const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;  // (lambdas below capture them)
   const int64_t k0 = p.k0;
-  const half_t* A0 = static_cast<const half_t*>(p.a0) + z * p.stride_a0 + row0 * k0;
+  // (a convolution's A0 is gathered from X instead: gA below is then not read)
+  const half_t* A0 = static_cast<const half_t*>(p.a0) + z * p.stride_a0 + (p.conv_c > 0 ? 0 : row0 * k0);
   const half_t* B0 = static_cast<const half_t*>(p.b0) + z * p.stride_b0;
   const half_t* B1 = static_cast<const half_t*>(p.b1) + z * p.stride_b1;
   const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
@@ -87,14 +89,36 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p) {
   Tensor tBg = thr_copy.partition_S(gB0);
   Tensor tBs = thr_copy.partition_D(sB0);
   const int k_tiles = static_cast<int>(k0 / kK);
+  // Convolution: the pixels of this thread's A rows (the copy's row mode; one 16-byte vector a row
+  // and k-tile), and the vector's byte offset within the k-tile.
+  const bool conv = p.conv_c > 0;
+  constexpr int kARows = decltype(size<1>(tAs))::value;
+  static_assert(decltype(size<2>(tAs))::value == 1, "one vector a row and k-tile");
+  ConvPixel pixels[kARows];
+  if (conv) {
+    CUTE_UNROLL
+    for (int m = 0; m < kARows; ++m) {
+      const int r = get<0>(tAc(0, m, 0));
+      pixels[m] = conv_pixel(p, row0 + (r < valid ? r : valid - 1));
+    }
+  }
+  const int conv_byte = get<1>(tAc(0, 0, 0)) * int(sizeof(half_t));
   // Rows past the matrix are not loaded: their shared rows hold stale data, which only reaches
   // accumulator rows that are never stored.
   auto load_stage = [&](int kt) {
     if (kt < k_tiles) {
       const int st = kt % kStages;
-      CUTE_UNROLL
-      for (int m = 0; m < size<1>(tAs); ++m)
-        if (get<0>(tAc(0, m, 0)) < valid) copy(g2s, tAg(_, m, _, kt), tAs(_, m, _, st));
+      if (conv) {
+        const ConvTap t = conv_tap(p, int64_t(kt) * kK);
+        CUTE_UNROLL
+        for (int m = 0; m < kARows; ++m)
+          if (get<0>(tAc(0, m, 0)) < valid)
+            conv_copy16(raw_pointer_cast(&tAs(0, m, 0, st)), p, pixels[m], t, int(sizeof(half_t)), conv_byte);
+      } else {
+        CUTE_UNROLL
+        for (int m = 0; m < size<1>(tAs); ++m)
+          if (get<0>(tAc(0, m, 0)) < valid) copy(g2s, tAg(_, m, _, kt), tAs(_, m, _, st));
+      }
       copy(g2s, tBg(_, _, _, kt), tBs(_, _, _, st));
     }
     cp_async_fence();
@@ -202,7 +226,9 @@ cudaError_t launch_n1(const B2bArgs& a, int n1, int64_t tiles, int batch, cudaSt
 
 cudaError_t launch_b2b_sm90(const B2bArgs& args, int n0, int n1, int64_t grid_tiles, int batch, cudaStream_t stream) {
   if (grid_tiles <= 0 || batch <= 0) return cudaSuccess;
-  if (grid_tiles > 0x7fffffffLL || batch > 65535 || args.k0 % kK != 0) return cudaErrorInvalidValue;
+  if (grid_tiles > 0x7fffffffLL || batch > 65535 || args.k0 % kK != 0 || args.d0_out ||
+      (args.conv_c > 0 && !B2bSm90Policy::supports_conv_c(args.conv_c)))
+    return cudaErrorInvalidValue;
   switch (n0) {
     case 64: return launch_n1<64>(args, n1, grid_tiles, batch, stream);
     case 128: return launch_n1<128>(args, n1, grid_tiles, batch, stream);

@@ -30,16 +30,27 @@ struct B2bArgs {
   const int64_t* group_row0;
   const int64_t* group_m;
   const int64_t* group_tile0;
+  // Convolution pair (conv_c > 0; not batched, not grouped): a0 is X, NHWC with conv_h x conv_w
+  // pixels an image and conv_c channels; row i of A0 is the conv_r x conv_r x conv_c patch
+  // around pixel i (k = (tap_y * conv_r + tap_x) * conv_c + channel), zeros outside the image.
+  int64_t conv_c, conv_h, conv_w;
+  int conv_r;
+  // Conv 0 alone (d0_out != nullptr, portable kernels): the kernel stops after epilogue 0 and
+  // writes D0 (m x n0 row-major, the input type) there; b1, c1, d1, alpha1, beta1 are unused.
+  // The first half of the unfused convolution pair.
+  void* d0_out;
 };
 
 // int8 == false: fp16 in and out, fp32 accumulation; true: int8 in and out, int32 accumulation.
 // n0, n1 in {64, 128, 256}; k0 a multiple of kB2bChunkK units (32 fp16, 64 int8); element
-// strides 16-byte aligned. cudaErrorNotSupported without sm_80 code.
+// strides 16-byte aligned; convolutions: conv_c * element bytes a multiple of
+// kB2bConvChannelBytes. cudaErrorNotSupported without sm_80 code.
 cudaError_t launch_b2b(const B2bArgs& args, bool int8, int n0, int n1, bool shared_resident, int64_t grid_tiles,
                        int batch, cudaStream_t stream);
 
 // The Hopper kernel (kernels/b2b_sm90.cu): fp16, register residency, wgmma for both GEMMs (D0 as
-// GEMM 1's register A operand), n0 in {64, 128}, n1 in {64, 128, 256}, k0 a multiple of 64.
+// GEMM 1's register A operand), n0 in {64, 128}, n1 in {64, 128, 256}, k0 a multiple of 64;
+// convolutions: conv_c a multiple of 64; no d0_out.
 // cudaErrorNotSupported when the build has no sm_90a code.
 cudaError_t launch_b2b_sm90(const B2bArgs& args, int n0, int n1, int64_t grid_tiles, int batch, cudaStream_t stream);
 bool b2b_sm90_built();

@@ -26,6 +26,8 @@ struct B2bPortablePolicy {
 struct B2bSm90Policy {
   static constexpr int kTileM = 128, kTileK = 64, kStages = 4, kThreads = 256;
   static constexpr bool supports_n0(int64_t n0) { return n0 == 64 || n0 == 128; }
+  // Convolutions: a k-tile (kTileK fp16) must lie within one filter tap, so c % kTileK == 0.
+  static constexpr bool supports_conv_c(int64_t c) { return c % kTileK == 0; }
 };
 static_assert(B2bSm90Policy::kTileM == B2bPortablePolicy::kTileM, "both families tile m alike (one grid formula)");
 
@@ -36,6 +38,12 @@ constexpr bool b2b_tile_n(int64_t n) { return n == 64 || n == 128 || n == 256; }
 constexpr int kB2bMaxBatch = 65535;                 // grid.z
 constexpr int64_t kB2bMaxK0Int8 = 131071;           // int32 exactness: k0 * 2^14 < 2^31
 constexpr int64_t kB2bStrideAlignBytes = 16;        // batch strides (16-byte vector loads)
+// Convolution pairs (b2b::Conv): conv 0's filter is r x r, r odd and at most this; a k-chunk
+// (kB2bChunkK units = 64 bytes) of the implicit A0 must lie within one filter tap, so the channel
+// count c times the element size is a multiple of kB2bConvChannelBytes.
+constexpr int kB2bMaxConvFilter = 7;
+constexpr int64_t kB2bConvChannelBytes = 2 * kB2bChunkK;
+constexpr int64_t kB2bMaxConvExtent = 0x7fffffff;   // n, h, w each (int image coordinates in the kernels)
 
 }  // namespace kernels
 }  // namespace ozgemm

@@ -56,6 +56,34 @@ std::string sm90_limits(const Problem& p, Residency r) {
   if (!B2bSm90Policy::supports_n0(p.n0)) return "the Hopper b2b kernel needs n0 = 64 or 128";
   if (p.k0 % B2bSm90Policy::kTileK != 0)
     return "the Hopper b2b kernel needs k0 to be a multiple of " + std::to_string(B2bSm90Policy::kTileK);
+  if (p.conv.enabled() && !B2bSm90Policy::supports_conv_c(p.conv.c))
+    return "the Hopper b2b kernel needs a convolution's c to be a multiple of " + std::to_string(B2bSm90Policy::kTileK);
+  return {};
+}
+
+// Why a convolution pair is outside the limits every path shares (empty: inside, or not a
+// convolution). The channel granularity is the fused kernels' (a 64-byte k-chunk within one
+// filter tap); the unfused pair's conv 0 is the same kernel.
+std::string conv_limits(const Problem& p) {
+  const Conv& x = p.conv;
+  if (!x.enabled()) return x.c < 0 ? "conv: c must be >= 0 (0: not a convolution)" : "";
+  if (x.n < 0 || x.h < 0 || x.w < 0) return "conv: n, h and w must be >= 0";
+  if (x.n > kernels::kB2bMaxConvExtent || x.h > kernels::kB2bMaxConvExtent || x.w > kernels::kB2bMaxConvExtent)
+    return "conv: n, h and w must each be < 2^31";
+  if (x.r < 1 || x.r > kernels::kB2bMaxConvFilter || x.r % 2 == 0)
+    return "conv: the filter size r = " + std::to_string(x.r) + " must be odd, 1 to " +
+           std::to_string(kernels::kB2bMaxConvFilter) + " (stride 1, padding r / 2)";
+  const int64_t channel_step = kernels::kB2bConvChannelBytes / elem_bytes(p.type);
+  if (x.c % channel_step != 0)
+    return "conv: c = " + std::to_string(x.c) + " must be a multiple of " + std::to_string(channel_step) + " for " +
+           type_name(p.type) + " (a 64-byte k-chunk lies within one filter tap)";
+  if (p.batch != 1 || !p.group_m.empty())
+    return "conv: the pair is batched over n by construction: batch must be 1 and the problem not grouped";
+  if (x.h * x.w > (int64_t(1) << 40) || x.pixels() / std::max<int64_t>(x.h * x.w, 1) != x.n ||
+      x.pixels() > (int64_t(1) << 40))
+    return "conv: n * h * w too large";
+  if (p.m != x.pixels() || p.k0 != x.patch())
+    return "conv: m must be n * h * w and k0 must be r * r * c (b2b::conv_pair sets both)";
   return {};
 }
 
@@ -81,6 +109,7 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
   if (o.residency != Residency::Register && o.residency != Residency::Shared) return "unknown residency";
   if (!family_name(o.family)) return "unknown kernel family";
   std::string why = batch_limits(p);
+  if (why.empty()) why = conv_limits(p);
   if (!why.empty()) return why;
   Plan plan;
   plan.options = o;
@@ -96,6 +125,20 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
     if (!dev.has_int8_tensor_cores() && p.type == DataType::S8) {
       *refusal = Refusal::Device;
       return "the int8 baseline needs INT8 tensor cores (compute capability 7.5 or newer)";
+    }
+    if (p.conv.enabled()) {
+      // Conv 0 runs on the portable fused kernel alone (implicit GEMM, D0 to the workspace), so
+      // it has that kernel's limits, except GEMM 1's register budget (conv 0 alone keeps no D0 for
+      // GEMM 1: checked as shared residency); conv 1 is the cuBLASLt GEMM of the GEMM pair.
+      why = common_limits(p, Residency::Shared);
+      if (!why.empty()) return why;
+      *refusal = Refusal::Device;
+      if (dev.cc_major < 8) return "the unfused convolution pair's conv 0 needs compute capability 8.0 or newer";
+      if (!dev.portable_kernels) return "this build has no portable b2b kernels (CUTLASS headers missing)";
+      *refusal = Refusal::Problem;
+      plan.family = KernelFamily::Portable;
+      plan.grid_tiles = (p.m + kernels::kB2bTileM - 1) / kernels::kB2bTileM;
+      if (plan.grid_tiles > 0x7fffffffLL) return "m too large for the grid";
     }
     // D0 for all batches / groups; int8: then one int32 GEMM output (the larger of m x n0 and
     // m x n1 of one problem at a time) and cuBLASLt's scratch; fp16: bias0 as fp16 per batch.

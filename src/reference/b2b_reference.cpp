@@ -110,10 +110,36 @@ void reference_rows(const Problem& p, int64_t m, const typename T::E* a0, const 
   }
 }
 
-// Every batch (strided) or group (stacked rows, shared B0, bias0, B1).
+template <class E>
+void im2col_rows(const Problem& p, const E* x, int64_t first, int64_t rows, E* out) {
+  const Conv& cv = p.conv;
+  const int64_t half = cv.r / 2;
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t pixel = first + i, image = pixel / (cv.h * cv.w), y = pixel / cv.w % cv.h, xx = pixel % cv.w;
+    E* row = out + i * p.k0;
+    for (int64_t ty = 0; ty < cv.r; ++ty)
+      for (int64_t tx = 0; tx < cv.r; ++tx) {
+        const int64_t sy = y + ty - half, sx = xx + tx - half;
+        E* dst = row + (ty * cv.r + tx) * cv.c;
+        if (sy < 0 || sy >= cv.h || sx < 0 || sx >= cv.w)
+          std::fill(dst, dst + cv.c, E(0));
+        else
+          std::copy_n(x + ((image * cv.h + sy) * cv.w + sx) * cv.c, cv.c, dst);
+      }
+  }
+}
+
+// Every batch (strided) or group (stacked rows, shared B0, bias0, B1); a convolution pair through
+// its explicit im2col.
 template <class T>
 void reference_all(const Problem& p, const typename T::E* a0, const typename T::E* b0, const float* bias0,
                    const typename T::E* b1, const typename T::E* c1, typename T::E* d1) {
+  if (p.conv.enabled()) {
+    std::vector<typename T::E> patches(size_t(p.m) * size_t(p.k0));
+    im2col_rows(p, a0, 0, p.m, patches.data());
+    reference_rows<T>(p, p.m, patches.data(), b0, bias0, b1, c1, d1);
+    return;
+  }
   if (p.group_m.empty()) {
     for (int z = 0; z < p.batch; ++z)
       reference_rows<T>(p, p.m, a0 + z * p.stride_a0, b0 + z * p.stride_b0,
@@ -128,6 +154,13 @@ void reference_all(const Problem& p, const typename T::E* a0, const typename T::
   }
 }
 }  // namespace
+
+void im2col(const Problem& p, const uint16_t* x, int64_t first, int64_t rows, uint16_t* out) {
+  im2col_rows(p, x, first, rows, out);
+}
+void im2col(const Problem& p, const int8_t* x, int64_t first, int64_t rows, int8_t* out) {
+  im2col_rows(p, x, first, rows, out);
+}
 
 void reference_s8(const Problem& p, const int8_t* a0, const int8_t* b0, const float* bias0, const int8_t* b1,
                   const int8_t* c1, int8_t* d1) {

@@ -116,6 +116,10 @@ set(bad_cases
   "accuracy|--variant|native"
   "model|--phi|2"
   "b2b|--slices|7"
+  "b2b|--conv|32x56x56"
+  "b2b|--conv|32x56x56x64|--m|100"
+  "b2b|--filter|3"
+  "b2b|--conv|1x8x8x64|--filter|4"
 )
 foreach(case IN LISTS bad_cases)
   string(REPLACE "|" ";" args "${case}")

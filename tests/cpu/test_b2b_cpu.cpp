@@ -3,6 +3,7 @@
 // reference against direct computations. No CUDA needed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -239,3 +240,183 @@ TEST(B2bPlan, GridAndGroupTable) {
   EXPECT_EQ(table, (std::vector<int64_t>{0, 100, 101, 101, 358, 100, 1, 0, 257, 64, 0, 1, 2, 2, 5, 6}));
 }
 
+
+// ---- Convolution pairs ----
+
+TEST(B2bConv, ConvPairIsTheGemmPairOverPatches) {
+  const Problem p = conv_pair(DataType::F16, Conv{32, 56, 56, 64, 3}, 64, 128);
+  EXPECT_TRUE(p.conv.enabled());
+  EXPECT_EQ(p.m, 32 * 56 * 56);  // CUTLASS example 13's convolutions: the GEMM shapes it quotes
+  EXPECT_EQ(p.k0, 576);
+  EXPECT_EQ(p.n0, 64);
+  EXPECT_EQ(p.n1, 128);
+  EXPECT_FALSE(shape(100, 64, 64, 64).conv.enabled());
+}
+
+TEST(B2bConv, LimitsAndReasons) {
+  auto conv = [](DataType t, int64_t n, int64_t h, int64_t w, int64_t c, int r, int64_t n0 = 64, int64_t n1 = 128) {
+    return conv_pair(t, Conv{n, h, w, c, r}, n0, n1);
+  };
+  for (Residency r : {Residency::Register, Residency::Shared}) {
+    EXPECT_EQ(why(conv(DataType::F16, 32, 56, 56, 64, 3), r), "");
+    EXPECT_EQ(why(conv(DataType::F16, 1, 1, 1, 32, 7), r), "");    // a 1 x 1 image, every tap but the centre padding
+    EXPECT_EQ(why(conv(DataType::S8, 2, 9, 5, 128, 5), r), "");
+    EXPECT_EQ(why(conv(DataType::F16, 0, 56, 56, 64, 3), r), "");  // no pixels: nothing to do
+  }
+  EXPECT_NE(why(conv(DataType::F16, 1, 8, 8, 48, 3), Residency::Register).find("multiple of 32"), std::string::npos);
+  EXPECT_NE(why(conv(DataType::S8, 1, 8, 8, 32, 3), Residency::Register).find("multiple of 64"), std::string::npos);
+  EXPECT_NE(why(conv(DataType::F16, 1, 8, 8, 64, 2), Residency::Register).find("odd"), std::string::npos);
+  EXPECT_NE(why(conv(DataType::F16, 1, 8, 8, 64, 9), Residency::Register).find("odd"), std::string::npos);
+  EXPECT_NE(why(conv(DataType::F16, 1, 8, 8, 64, 3, 96), Residency::Register).find("n0"), std::string::npos);
+  EXPECT_NE(why(conv(DataType::F16, -1, 8, 8, 64, 3), Residency::Register).find("conv"), std::string::npos);
+  EXPECT_NE(why(conv(DataType::F16, 1, int64_t(1) << 31, 1, 64, 3), Residency::Register).find("2^31"),
+            std::string::npos);
+  Problem batched = conv(DataType::F16, 2, 8, 8, 64, 3);
+  batched.batch = 2;
+  EXPECT_NE(why(batched, Residency::Register).find("batched over n"), std::string::npos);
+  Problem grouped = conv(DataType::F16, 2, 8, 8, 64, 3);
+  grouped.group_m = {64, 64};
+  EXPECT_NE(why(grouped, Residency::Register).find("batched over n"), std::string::npos);
+  Problem edited = conv(DataType::F16, 2, 8, 8, 64, 3);
+  edited.k0 = 64;  // a GEMM's k0 on a convolution: refused, not misread
+  EXPECT_NE(why(edited, Residency::Register).find("r * r * c"), std::string::npos);
+  edited = conv(DataType::F16, 2, 8, 8, 64, 3);
+  edited.m = 100;
+  EXPECT_NE(why(edited, Residency::Register).find("n * h * w"), std::string::npos);
+  // Hopper: c a multiple of 64 (a k-tile within one tap); n0 64 or 128 as for GEMMs.
+  EXPECT_EQ(why(conv(DataType::F16, 32, 56, 56, 64, 3), Residency::Register, KernelFamily::Sm90), "");
+  EXPECT_NE(why(conv(DataType::F16, 1, 8, 8, 32, 3), Residency::Register, KernelFamily::Sm90).find("multiple of 64"),
+            std::string::npos);
+  EXPECT_EQ(plan_of(conv(DataType::F16, 1, 8, 8, 32, 3), fused(Residency::Register, KernelFamily::Auto)).family,
+            KernelFamily::Portable);  // Auto falls back where the Hopper kernel cannot take c
+  EXPECT_EQ(plan_of(conv(DataType::F16, 1, 8, 8, 64, 3), fused(Residency::Register, KernelFamily::Auto)).family,
+            KernelFamily::Sm90);
+}
+
+TEST(B2bConv, UnfusedPairRunsConv0OnThePortableKernel) {
+  // fp16 256 -> 256 needs shared residency fused, but conv 0 alone keeps no D0 for GEMM 1.
+  const Problem big = conv_pair(DataType::F16, Conv{2, 8, 8, 64, 3}, 256, 256);
+  const Plan u = plan_of(big, unfused());
+  EXPECT_EQ(u.family, KernelFamily::Portable);
+  EXPECT_EQ(u.grid_tiles, (2 * 8 * 8 + 127) / 128);
+  EXPECT_GE(u.workspace_bytes, u.off_d0 + size_t(2 * 8 * 8) * 256 * 2);  // D0 through the workspace
+  Plan plan;
+  Refusal refusal;
+  EXPECT_NE(make_plan(conv_pair(DataType::F16, Conv{2, 8, 8, 48, 3}, 64, 64), unfused(), DeviceDesc{}, &plan, &refusal),
+            "");
+  EXPECT_EQ(refusal, Refusal::Problem);
+  DeviceDesc no_kernels;
+  no_kernels.portable_kernels = false;
+  EXPECT_NE(make_plan(big, unfused(), no_kernels, &plan, &refusal), "");
+  EXPECT_EQ(refusal, Refusal::Device);
+  EXPECT_EQ(make_plan(shape(100, 64, 64, 64), unfused(), no_kernels, &plan, &refusal), "");  // GEMM pairs: cuBLASLt only
+}
+
+namespace {
+// D1 of the convolution pair computed directly: for every output pixel, the r x r window over
+// X with explicit bounds checks (no im2col), the documented epilogues in float, rounded as the
+// library rounds (fp16 / int8 requantisation). T: uint16_t (fp16) or int8_t.
+template <class E>
+std::vector<E> direct_conv_pair(const Problem& p, const std::vector<E>& x, const std::vector<E>& w0,
+                                const std::vector<float>& bias, const std::vector<E>& w1, const std::vector<E>& c1) {
+  const Conv& cv = p.conv;
+  constexpr bool kHalf = sizeof(E) == 2;
+  auto val = [](E v) { return kHalf ? half_to_float(uint16_t(v)) : float(v); };
+  auto out = [](float v) { return kHalf ? E(float_to_half(v)) : E(saturate_s8(v)); };
+  std::vector<E> d1(size_t(p.m * p.n1));
+  std::vector<float> d0(size_t(p.n0));
+  for (int64_t b = 0; b < cv.n; ++b)
+    for (int64_t y = 0; y < cv.h; ++y)
+      for (int64_t xx = 0; xx < cv.w; ++xx) {
+        const int64_t pixel = (b * cv.h + y) * cv.w + xx;
+        for (int64_t o = 0; o < p.n0; ++o) {
+          double acc = 0;  // exact: integer inputs
+          for (int ty = 0; ty < cv.r; ++ty)
+            for (int tx = 0; tx < cv.r; ++tx) {
+              const int64_t sy = y + ty - cv.r / 2, sx = xx + tx - cv.r / 2;
+              if (sy < 0 || sy >= cv.h || sx < 0 || sx >= cv.w) continue;
+              for (int64_t ch = 0; ch < cv.c; ++ch)
+                acc += double(val(x[size_t(((b * cv.h + sy) * cv.w + sx) * cv.c + ch)])) *
+                       val(w0[size_t(((o * cv.r + ty) * cv.r + tx) * cv.c + ch)]);
+            }
+          d0[size_t(o)] = val(out(std::max(std::fmaf(p.alpha0, float(acc), bias[size_t(o)]), 0.0f)));
+        }
+        for (int64_t j = 0; j < p.n1; ++j) {
+          double acc = 0;
+          for (int64_t o = 0; o < p.n0; ++o) acc += double(d0[size_t(o)]) * val(w1[size_t(j * p.n0 + o)]);
+          const float c = p.beta1 != 0.0f ? p.beta1 * val(c1[size_t(pixel * p.n1 + j)]) : 0.0f;
+          d1[size_t(pixel * p.n1 + j)] = out(std::max(std::fmaf(p.alpha1, float(acc), c), 0.0f));
+        }
+      }
+  return d1;
+}
+}  // namespace
+
+TEST(B2bConv, ReferenceMatchesADirectConvolution) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> small(-2, 2), byte(-128, 127);
+  struct Case {
+    DataType type;
+    Conv x;
+    int64_t n0, n1;
+  };
+  for (const Case& k : {Case{DataType::F16, Conv{2, 5, 7, 32, 3}, 64, 64}, Case{DataType::F16, Conv{1, 1, 1, 32, 5}, 64, 128},
+                        Case{DataType::F16, Conv{1, 4, 3, 64, 1}, 128, 64}, Case{DataType::S8, Conv{2, 3, 6, 64, 3}, 64, 64},
+                        Case{DataType::S8, Conv{1, 6, 2, 64, 7}, 64, 64}}) {
+    Problem p = conv_pair(k.type, k.x, k.n0, k.n1);
+    p.beta1 = 0.5f;
+    const std::string what = std::string(type_name(k.type)) + " n=" + std::to_string(k.x.n) + " h=" +
+                             std::to_string(k.x.h) + " w=" + std::to_string(k.x.w) + " r=" + std::to_string(k.x.r);
+    std::vector<float> bias(size_t(p.n0));
+    for (auto& b : bias) b = float(small(rng));
+    if (k.type == DataType::F16) {
+      p.alpha0 = 0.25f;  // keeps D0 and D1 within fp16's exact integers and quarters
+      p.alpha1 = 0.125f;
+      auto fill = [&](size_t n) {
+        std::vector<uint16_t> v(n);
+        for (auto& e : v) e = float_to_half(float(small(rng)));
+        return v;
+      };
+      const auto x = fill(size_t(p.m * k.x.c)), w0 = fill(size_t(p.n0 * p.k0)), w1 = fill(size_t(p.n1 * p.n0)),
+                 c1 = fill(size_t(p.m * p.n1));
+      std::vector<uint16_t> got(size_t(p.m * p.n1));
+      reference(p, x.data(), w0.data(), bias.data(), w1.data(), c1.data(), got.data());
+      EXPECT_EQ(got, direct_conv_pair(p, x, w0, bias, w1, c1)) << what;
+      int64_t nonzero = 0;
+      for (uint16_t v : got) nonzero += half_to_float(v) != 0.0f;
+      EXPECT_GT(nonzero, int64_t(got.size()) / 8) << what << ": a test of mostly zeros checks little";
+    } else {
+      p.alpha0 = 1.0f / 256;
+      p.alpha1 = 1.0f / 64;
+      auto fill = [&](size_t n) {
+        std::vector<int8_t> v(n);
+        for (auto& e : v) e = int8_t(byte(rng));
+        return v;
+      };
+      const auto x = fill(size_t(p.m * k.x.c)), w0 = fill(size_t(p.n0 * p.k0)), w1 = fill(size_t(p.n1 * p.n0)),
+                 c1 = fill(size_t(p.m * p.n1));
+      std::vector<int8_t> got(size_t(p.m * p.n1));
+      reference_s8(p, x.data(), w0.data(), bias.data(), w1.data(), c1.data(), got.data());
+      EXPECT_EQ(got, direct_conv_pair(p, x, w0, bias, w1, c1)) << what;
+      int64_t nonzero = 0;
+      for (int8_t v : got) nonzero += v != 0;
+      EXPECT_GT(nonzero, int64_t(got.size()) / 8) << what << ": a test of mostly zeros checks little";
+    }
+  }
+}
+
+TEST(B2bConv, Im2colOfAOneByOneFilterIsX) {
+  const Problem p = conv_pair(DataType::S8, Conv{2, 3, 4, 64, 1}, 64, 64);
+  std::vector<int8_t> x(size_t(p.m * 64)), rows(size_t(p.m * p.k0));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = int8_t(i * 7 + 3);
+  im2col(p, x.data(), 0, p.m, rows.data());
+  EXPECT_EQ(rows, x);
+  // A 3 x 3 patch of the corner pixel: 5 of its 9 taps are padding (zeros), the centre is X's.
+  const Problem q = conv_pair(DataType::S8, Conv{2, 3, 4, 64, 3}, 64, 64);
+  std::vector<int8_t> patch(size_t(q.k0));
+  im2col(q, x.data(), 0, 1, patch.data());
+  int64_t zeros = 0;
+  for (int8_t v : patch) zeros += v == 0;
+  EXPECT_GE(zeros, 5 * 64);
+  EXPECT_TRUE(std::equal(patch.begin() + 4 * 64, patch.begin() + 5 * 64, x.begin()));
+}

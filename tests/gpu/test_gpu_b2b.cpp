@@ -30,6 +30,9 @@ using oztest::total_rows;
 
 namespace {
 
+// Elements of a0 a row: k0, or a convolution's channels (a0 is X, one row a pixel).
+int64_t a0_columns(const Problem& p) { return p.conv.enabled() ? p.conv.c : p.k0; }
+
 template <class E>
 struct DataT {
   std::vector<E> a0, b0, b1, c1;
@@ -44,7 +47,7 @@ Data make_data(const Problem& p, int64_t rows, bool integers, std::mt19937& rng)
   std::uniform_real_distribution<float> dr(-1.0f, 1.0f);
   auto val = [&] { return integers ? float(di(rng)) : dr(rng); };
   const int batch = p.group_m.empty() ? p.batch : 1;
-  d.a0.resize(size_t(batch) * rows * p.k0);
+  d.a0.resize(size_t(batch) * rows * a0_columns(p));
   d.b0.resize(size_t(batch) * p.n0 * p.k0);
   d.b1.resize(size_t(batch) * p.n1 * p.n0);
   d.c1.resize(size_t(batch) * rows * p.n1);
@@ -218,7 +221,7 @@ DataT<int8_t> make_data_s8(const Problem& p, int64_t rows, std::mt19937& rng) {
     v.resize(n);
     for (auto& x : v) x = int8_t(di(rng));
   };
-  fill(d.a0, size_t(batch) * rows * p.k0);
+  fill(d.a0, size_t(batch) * rows * a0_columns(p));
   fill(d.b0, size_t(batch) * p.n0 * p.k0);
   fill(d.b1, size_t(batch) * p.n1 * p.n0);
   fill(d.c1, size_t(batch) * rows * p.n1);
@@ -337,6 +340,103 @@ TEST_F(GpuB2b, RejectsWhatItCannotRun) {
   a.a0 = a.b0 = a.b1 = &dummy;
   a.d1 = &dummy;
   EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, shape(100, 64, 64, 64), a, nullptr, 0), OZGEMM_STATUS_INVALID_VALUE);
+}
+
+// ---- Convolution pairs ----
+
+// Every path on a convolution pair: each one the planner takes must equal the host reference
+// bit for bit; each one it refuses must be refused for a documented reason (register budget;
+// the Hopper kernel's c, n0 or device), never silently. Shared residency and the unfused pair
+// take every convolution the portable kernels take.
+template <class E>
+void check_conv_paths(const Problem& p, const DataT<E>& d, const std::vector<E>& want, const std::string& what) {
+  for (Path path : {Path::Register, Path::Shared, Path::Unfused, Path::RegisterSm90, Path::RegisterAuto}) {
+    Plan plan;
+    std::string why;
+    const ozgemmStatus_t st = ozgemm::b2b::plan(handle().get(), p, options_of(path), &plan, &why);
+    if (st != OZGEMM_STATUS_SUCCESS) {
+      const bool documented =
+          (path == Path::Register && why.find("shared-memory residency") != std::string::npos) ||
+          (path == Path::RegisterSm90 &&
+           (st == OZGEMM_STATUS_NOT_SUPPORTED || why.find("Hopper b2b kernel") != std::string::npos));
+      EXPECT_TRUE(documented) << what << " path " << path_name(path) << ": unexpected refusal: " << why;
+      std::cout << "[ note     ] " << what << " path " << path_name(path) << " refused: " << why << std::endl;
+      continue;
+    }
+    if (path == Path::RegisterSm90) std::cout << "[ note     ] " << what << ": the Hopper kernel ran" << std::endl;
+    const std::vector<E> got = run_gpu(p, d, p.m, path);
+    if constexpr (sizeof(E) == 2)
+      expect_equal(got, want, what + " path " + path_name(path));
+    else
+      expect_equal_s8(got, want, what + " path " + path_name(path));
+  }
+}
+
+struct ConvCase {
+  Conv x;
+  int64_t n0, n1;
+  float alpha0, alpha1, beta1;
+};
+std::string conv_name(const ConvCase& c) {
+  return "conv n=" + std::to_string(c.x.n) + " h=" + std::to_string(c.x.h) + " w=" + std::to_string(c.x.w) +
+         " c=" + std::to_string(c.x.c) + " r=" + std::to_string(c.x.r) + " -> " + std::to_string(c.n0) + " -> " +
+         std::to_string(c.n1);
+}
+
+// fp16 integer inputs: partial tiles (m = 126, 255), a single pixel (every tap but the centre is
+// padding), r = 1, 3, 5, 7, channel counts the Hopper kernel takes (64, 128) and does not (32, 96),
+// n0 = 256 (portable only), beta1 != 0, CUTLASS example 13's geometry for one image.
+TEST_F(GpuB2b, ConvPairsExactOnEveryPath) {
+  for (const ConvCase& c : {ConvCase{Conv{2, 7, 9, 64, 3}, 64, 128, 0.25f, 0.125f, 0},
+                            ConvCase{Conv{1, 1, 1, 32, 3}, 64, 64, 1, 1, 1},
+                            ConvCase{Conv{3, 17, 5, 128, 5}, 128, 256, 0.125f, 0.0625f, 0.5f},
+                            ConvCase{Conv{2, 30, 30, 64, 1}, 256, 64, 0.25f, 0.125f, 0},
+                            ConvCase{Conv{2, 12, 11, 96, 7}, 128, 128, 0.0625f, 0.125f, 1},
+                            ConvCase{Conv{1, 56, 56, 64, 3}, 64, 256, 0.25f, 0.125f, 0}}) {
+    Problem p = conv_pair(DataType::F16, c.x, c.n0, c.n1);
+    p.alpha0 = c.alpha0;
+    p.alpha1 = c.alpha1;
+    p.beta1 = c.beta1;
+    const Data d = make_data(p, p.m, true, rng);
+    std::vector<uint16_t> want(size_t(p.m) * p.n1);
+    reference(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    int64_t nonzero = 0;
+    for (uint16_t v : want) nonzero += v != 0 && v != 0x8000;
+    EXPECT_GT(nonzero, int64_t(want.size()) / 8) << conv_name(c) << ": mostly zeros would check little";
+    check_conv_paths(p, d, want, "fp16 " + conv_name(c));
+  }
+}
+
+TEST_F(GpuB2b, Int8ConvPairsExactOnEveryPath) {
+  for (const ConvCase& c : {ConvCase{Conv{2, 7, 9, 64, 3}, 64, 128, 1.0f / 1024, 1.0f / 512, 0},
+                            ConvCase{Conv{1, 1, 1, 64, 7}, 128, 64, 1.0f / 128, 1.0f / 256, 1},
+                            ConvCase{Conv{3, 17, 5, 128, 5}, 256, 256, 1.0f / 2048, 1.0f / 700, 0.25f},
+                            ConvCase{Conv{2, 30, 30, 64, 1}, 64, 64, 1.0f / 128, 1.0f / 300, 0}}) {
+    Problem p = conv_pair(DataType::S8, c.x, c.n0, c.n1);
+    p.alpha0 = c.alpha0;
+    p.alpha1 = c.alpha1;
+    p.beta1 = c.beta1;
+    p.relu1 = c.beta1 == 0;
+    const DataT<int8_t> d = make_data_s8(p, p.m, rng);
+    std::vector<int8_t> want(size_t(p.m) * p.n1);
+    reference_s8(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    check_conv_paths(p, d, want, "int8 " + conv_name(c));
+  }
+}
+
+TEST_F(GpuB2b, ConvPairRefusals) {
+  Plan plan;
+  std::string why;
+  // c = 48 fp16 is 96 bytes: a 64-byte k-chunk would straddle two taps.
+  EXPECT_EQ(ozgemm::b2b::plan(handle().get(), conv_pair(DataType::F16, Conv{1, 8, 8, 48, 3}, 64, 64),
+                              options_of(Path::Shared), &plan, &why),
+            OZGEMM_STATUS_INVALID_VALUE);
+  EXPECT_NE(why.find("multiple of 32"), std::string::npos) << why;
+  Problem batched = conv_pair(DataType::F16, Conv{1, 8, 8, 64, 3}, 64, 64);
+  batched.batch = 2;
+  EXPECT_EQ(ozgemm::b2b::plan(handle().get(), batched, options_of(Path::Unfused), &plan, &why),
+            OZGEMM_STATUS_INVALID_VALUE);
+  EXPECT_NE(why.find("batched over n"), std::string::npos) << why;
 }
 
 }  // namespace

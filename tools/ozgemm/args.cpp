@@ -113,7 +113,8 @@ const std::vector<CommandSpec>& command_specs() {
       {Command::Model, "model",
        {"--m", "--n", "--k", "--slices", "--scheme", "--moduli", "--beta", "--int8-tops", "--bandwidth", "--fp64-tflops"}},
       {Command::B2b, "b2b",
-       {"--m", "--k", "--n0", "--n1", "--alpha", "--beta", "--phi", "--seed", "--iters", "--residency", "--type"}},
+       {"--m", "--k", "--n0", "--n1", "--alpha", "--beta", "--phi", "--seed", "--iters", "--residency", "--type", "--conv",
+        "--filter"}},
       {Command::Help, "help", {}},
   };
   return specs;
@@ -239,6 +240,21 @@ CliOptions parse_args(int argc, const char* const* argv) {
       if (value == "fp16") o.int8 = false;
       else if (value == "int8") o.int8 = true;
       else throw UsageError("--type must be fp16 or int8 (got " + quoted(value) + ")");
+    } else if (flag == "--conv") {
+      // N x H x W x C, as "32x56x56x64"
+      o.conv.clear();
+      size_t start = 0;
+      while (true) {
+        const size_t x = value.find('x', start);
+        o.conv.push_back(parse_count(flag, value.substr(start, x == std::string::npos ? x : x - start), kMaxDim));
+        if (x == std::string::npos) break;
+        start = x + 1;
+      }
+      if (o.conv.size() != 4) throw UsageError("--conv needs NxHxWxC, e.g. 32x56x56x64 (got " + quoted(value) + ")");
+    } else if (flag == "--filter") {
+      const int64_t r = parse_count(flag, value, 99);
+      if (r % 2 == 0) throw UsageError("--filter must be odd (got " + value + ")");
+      o.filter = static_cast<int>(r);
     } else if (flag == "--accumulator") {
       if (!parse_accumulator(value.c_str(), &o.accumulator))
         throw UsageError("--accumulator must be auto, registers or global (got " + quoted(value) + ")");
@@ -248,6 +264,9 @@ CliOptions parse_args(int argc, const char* const* argv) {
       (flag == "--int8-tops" ? o.int8_tops : flag == "--bandwidth" ? o.bandwidth_gbs : o.fp64_tflops) = v;
     }
   }
+  if (!o.conv.empty() && (o.m >= 0 || o.k >= 0))
+    throw UsageError("--conv sets m (n * h * w) and k (r * r * c) itself; --m and --k go with GEMM pairs");
+  if (o.conv.empty() && o.filter > 0) throw UsageError("--filter goes with --conv");
   if (o.moduli > 0 && o.scheme != Scheme::Ozaki2 && o.command != Command::Model)
     throw UsageError("--moduli goes with --scheme ozaki2");
   if (o.scheme == Scheme::Ozaki2 && o.slices > 0) throw UsageError("--scheme ozaki2 takes --moduli, not --slices");
@@ -288,6 +307,9 @@ std::string option_help(const std::string& flag) {
   else if (flag == "--n0") u << "  --n0 N0 --n1 N1       widths of D0 and D1 (64, 128 or 256)\n";
   else if (flag == "--residency") u << "  --residency R         register|shared|both: where the fused kernel keeps D0 (default both)\n";
   else if (flag == "--type") u << "  --type T              fp16|int8 (int8: D0 requantised with saturation by alpha0 = --alpha)\n";
+  else if (flag == "--conv")
+    u << "  --conv NxHxWxC        a convolution pair instead: NHWC input, conv 0 r x r (--filter R, default 3,\n"
+         "                        stride 1, padding r/2) to --n0 channels, conv 1 1 x 1 to --n1 channels\n";
   return u.str();  // --n, --k, --transb, --beta, --bandwidth, ... are described with their partner
 }
 
@@ -297,7 +319,7 @@ const char* summary(Command c) {
     case Command::Accuracy: return "errors against a double-double reference over slice counts and input ranges (host)";
     case Command::Bench: return "timings of the GPU variants beside native cuBLAS DGEMM (GPU builds)";
     case Command::Model: return "roofline prediction per variant for H100, H200, L40S, B200 (no GPU needed)";
-    case Command::B2b: return "back-to-back GEMM, fused vs the cuBLASLt pair (GPU builds)";
+    case Command::B2b: return "back-to-back GEMM or convolution pair, fused vs unfused (GPU builds)";
     case Command::Help: return "this text, or one command's help (ozgemm help <command>)";
   }
   return "";
@@ -328,7 +350,9 @@ std::string details(Command c) {
       break;
     case Command::B2b:
       u << "D1 = ReLU(D0 x B1 + beta C1), D0 = ReLU(A0 x B0 + bias); default: CUTLASS example 13's\n"
-           "81920 x 576 -> 64 -> 128; --m M --k K0. Verifies every path against the host reference and times it.\n";
+           "81920 x 576 -> 64 -> 128; --m M --k K0. With --conv, the example's convolution pair: A0 the r x r\n"
+           "patches of an NHWC tensor (never stored), e.g. --conv 32x56x56x64 --n0 64 --n1 128.\n"
+           "Verifies every path against the host reference and times it.\n";
       break;
     case Command::Help: break;
   }

@@ -4,7 +4,7 @@
 //   ozgemm accuracy  error table over slice counts and input ranges (phi)
 //   ozgemm model     roofline predictions (no GPU needed)
 //   ozgemm bench     (GPU builds) timings of the variants beside native DGEMM
-//   ozgemm b2b       (GPU builds) back-to-back GEMM, fused vs the cuBLASLt pair
+//   ozgemm b2b       (GPU builds) back-to-back GEMM or convolution pair, fused vs unfused
 //   ozgemm help [command]
 //
 // One file per command: main.cpp (dispatcher), args.cpp (parsing, per-command options and help),
@@ -106,6 +106,8 @@ struct CliOptions {
   int64_t n0 = -1, n1 = -1;
   int residency = 0;
   bool int8 = false;  // b2b: --type fp16|int8
+  std::vector<int64_t> conv;  // b2b: --conv N x H x W x C (empty: a GEMM pair)
+  int filter = 0;             // b2b: --filter R, conv 0's filter size (0: not given, 3)
 
   bool size_given() const { return m >= 0 || n >= 0 || k >= 0; }
 };

@@ -1,8 +1,9 @@
-// tools/ozgemm/gpu/cmd_b2b.cpp — `ozgemm b2b`: runs a back-to-back GEMM fused (register and/or
-// shared residency, portable kernels, and the Hopper kernel where it applies) and as the cuBLASLt
-// unfused pair, checks every path against the host reference (exactly on integer inputs, the
-// default; --phi gives real inputs checked within 2e-2), and times each with CUDA events (median
-// of --iters runs after 3 warm-ups, inputs rotated over enough buffer sets to exceed 3x the L2).
+// tools/ozgemm/gpu/cmd_b2b.cpp — `ozgemm b2b`: runs a back-to-back GEMM pair (or, with --conv, a
+// convolution pair) fused (register and/or shared residency, portable kernels, and the Hopper
+// kernel where it applies) and unfused, checks every path against the host reference (exactly on
+// integer inputs, the default; --phi gives real inputs checked within 2e-2), and times each with
+// CUDA events (median of --iters runs after 3 warm-ups, inputs rotated over enough buffer sets to
+// exceed 3x the L2).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -34,12 +35,16 @@ struct Buf {
 
 // The problem the options describe (default: CUTLASS example 13's first shape). int8 scales
 // alpha0 / alpha1 by the depths so D0 and D1 land mostly inside int8 (some saturate).
+// --conv: the example's convolution pair (N x H x W x C, conv 0 --filter x --filter).
 b2b::Problem problem_of(const CliOptions& o) {
   b2b::Problem p;
   p.m = o.m >= 0 ? o.m : 81920;
   p.k0 = o.k >= 0 ? o.k : 576;
   p.n0 = o.n0 >= 0 ? o.n0 : 64;
   p.n1 = o.n1 >= 0 ? o.n1 : 128;
+  if (!o.conv.empty())
+    p = b2b::conv_pair(b2b::DataType::F16, b2b::Conv{o.conv[0], o.conv[1], o.conv[2], o.conv[3], o.filter > 0 ? o.filter : 3},
+                       p.n0, p.n1);
   p.alpha0 = static_cast<float>(o.alpha);
   p.beta1 = static_cast<float>(o.beta);
   if (o.int8) {
@@ -88,7 +93,7 @@ HostData make_data(const b2b::Problem& p, const CliOptions& o) {
       }
     }
   };
-  fill(d.a0, size_t(p.m * p.k0), 1, false);
+  fill(d.a0, size_t(p.m * (p.conv.enabled() ? p.conv.c : p.k0)), 1, false);  // A0, or a convolution's X
   fill(d.b0, size_t(p.n0 * p.k0), 1, false);
   // fp16 integers: B1 in {-1, -0.5, 0, 0.5, 1} keeps D1 within fp16's exact integers
   fill(d.b1, size_t(p.n1 * p.n0), 0.125f, true);
@@ -98,11 +103,19 @@ HostData make_data(const b2b::Problem& p, const CliOptions& o) {
   // Host reference on a sample of rows: the naive host loops take minutes at m = 65536, n0 = 256.
   const int64_t samples = std::min<int64_t>(p.m, 1024);
   for (int64_t i = 0; i < samples; ++i) d.check_rows.push_back(samples == p.m ? i : i * (p.m - 1) / (samples - 1));
+  // The sampled rows as a GEMM pair of their own (a convolution's rows: their patches, by im2col).
   b2b::Problem q = p;
   q.m = int64_t(d.check_rows.size());
+  q.conv = b2b::Conv{};
   std::vector<uint8_t> qa0(size_t(q.m * p.k0) * d.eb), qc1(size_t(q.m * p.n1) * d.eb);
   for (size_t i = 0; i < d.check_rows.size(); ++i) {
-    std::copy_n(d.a0.begin() + d.check_rows[i] * p.k0 * d.eb, p.k0 * d.eb, qa0.begin() + i * p.k0 * d.eb);
+    uint8_t* row = qa0.data() + i * p.k0 * d.eb;
+    if (!p.conv.enabled())
+      std::copy_n(d.a0.begin() + d.check_rows[i] * p.k0 * d.eb, p.k0 * d.eb, row);
+    else if (d.s8)
+      b2b::im2col(p, reinterpret_cast<const int8_t*>(d.a0.data()), d.check_rows[i], 1, reinterpret_cast<int8_t*>(row));
+    else
+      b2b::im2col(p, reinterpret_cast<const uint16_t*>(d.a0.data()), d.check_rows[i], 1, reinterpret_cast<uint16_t*>(row));
     std::copy_n(d.c1.begin() + d.check_rows[i] * p.n1 * d.eb, p.n1 * d.eb, qc1.begin() + i * p.n1 * d.eb);
   }
   d.want.resize(d.check_rows.size() * size_t(p.n1) * d.eb);
@@ -200,6 +213,11 @@ void print(const CliOptions& o, const b2b::Problem& p, const HostData& d, const 
     j.field("command", "b2b").field("device", gpu_description());
     json_provenance(j);
     j.field("m", p.m).field("k0", p.k0).field("n0", p.n0).field("n1", p.n1).field("type", b2b::type_name(p.type));
+    if (p.conv.enabled()) {
+      j.key("conv").begin_object();
+      j.field("n", p.conv.n).field("h", p.conv.h).field("w", p.conv.w).field("c", p.conv.c).field("r", int64_t(p.conv.r));
+      j.end_object();
+    }
     j.field("inputs", d.s8 ? "int8" : d.integers ? "integers" : "real").field("iters", iters);
     j.field("seed", o.seed).field("checked_rows", int64_t(d.check_rows.size()));
     j.key("paths").begin_array();
@@ -220,9 +238,15 @@ void print(const CliOptions& o, const b2b::Problem& p, const HostData& d, const 
     std::cout << j.str() << "\n";
     return;
   }
-  std::cout << "ozgemm b2b on " << gpu_description() << ": D0 = ReLU(A0 (" << p.m << " x " << p.k0 << ") x B0 (" << p.k0
-            << " x " << p.n0 << ") + bias), D1 = ReLU(D0 x B1 (" << p.n0 << " x " << p.n1 << ") + beta C1), "
-            << b2b::type_name(p.type) << ", " << (d.s8 ? "uniform int8" : d.integers ? "integer" : "real")
+  std::cout << "ozgemm b2b on " << gpu_description() << ": ";
+  if (p.conv.enabled())
+    std::cout << "D0 = ReLU(conv " << p.conv.r << "x" << p.conv.r << "(X " << p.conv.n << "x" << p.conv.h << "x" << p.conv.w
+              << "x" << p.conv.c << " NHWC) -> " << p.n0 << " channels + bias), D1 = ReLU(conv 1x1(D0) -> " << p.n1
+              << " channels + beta C1) (GEMMs " << p.m << " x " << p.k0 << " -> " << p.n0 << " -> " << p.n1 << "), ";
+  else
+    std::cout << "D0 = ReLU(A0 (" << p.m << " x " << p.k0 << ") x B0 (" << p.k0 << " x " << p.n0
+              << ") + bias), D1 = ReLU(D0 x B1 (" << p.n0 << " x " << p.n1 << ") + beta C1), ";
+  std::cout << b2b::type_name(p.type) << ", " << (d.s8 ? "uniform int8" : d.integers ? "integer" : "real")
             << " inputs, seed " << o.seed << "\n";
   std::cout << "  checked " << d.check_rows.size() << " rows against the host reference\n";
   TextTable t({"path", "time ms", d.s8 ? "TOPS" : "TFLOPS", "vs unfused", "mismatches", "max rel err"});
@@ -262,7 +286,8 @@ int cmd_b2b(const CliOptions& o) {
   std::vector<Path> paths;
   for (auto r : res) paths.push_back({std::string("fused, ") + b2b::residency_name(r), {false, r, KernelFamily::Portable}});
   if (o.residency != 2) paths.push_back({"fused, register, sm90 wgmma", {false, b2b::Residency::Register, KernelFamily::Sm90}});
-  paths.push_back({"unfused cuBLASLt pair", {true, b2b::Residency::Register, KernelFamily::Auto}});
+  paths.push_back({p.conv.enabled() ? "unfused: conv 0 on our kernel, conv 1 on cuBLASLt" : "unfused cuBLASLt pair",
+                   {true, b2b::Residency::Register, KernelFamily::Auto}});
   std::vector<b2b::Plan> plans(paths.size());
   std::vector<std::string> refused(paths.size());
   size_t ws_bytes = 0;
