@@ -57,9 +57,9 @@ namespace b2b {
 // The limits of the fused kernels (kernels/b2b/policy.hpp): n0, n1 in {64, 128, 256} (one CTA owns
 // 128 rows and the whole of D0 and D1 for them); k0 a positive multiple of 64 bytes' worth of
 // elements (32 fp16, 64 int8); int8: k0 <= 131071 (int32 exactness); batch strides multiples of 16
-// bytes; register residency: n0/4 (fp16) or n0/8 (int8) packed D0 registers plus n1/2 accumulators
-// a thread must fit 160 (fp16 256 x 256 needs shared residency); any m >= 0. Convolutions: r odd,
-// 1 to 7; c a multiple of 32 (fp16) or 64 (int8), of 64 for the Hopper kernel; n, h, w < 2^31.
+// bytes; both residencies take every n0 x n1 (GEMM 1 runs in column chunks of 128); any m >= 0.
+// Convolutions: r odd, 1 to 7; c a multiple of 32 (fp16) or 64 (int8), of 64 for the Hopper kernel;
+// n, h, w < 2^31.
 //
 // SUCCESS and *plan filled; INVALID_VALUE when the problem is outside these limits or the
 // options are invalid, NOT_SUPPORTED when this device or build lacks the kernel asked for

@@ -48,7 +48,8 @@ template <int N0, int N1, bool kShared, int kElemBytes>
 struct B2bSmem {
   static constexpr int kA = kStages0<N0> * kB2bTileM * kRowK;  // units
   static constexpr int kB0 = kStages0<N0> * N0 * kRowK;
-  static constexpr int kB1 = 2 * N1 * kRowK;
+  static constexpr int kN1C = N1 < B2bPortablePolicy::kN1Chunk ? N1 : B2bPortablePolicy::kN1Chunk;  // GEMM 1's columns a pass
+  static constexpr int kB1 = 2 * kN1C * kRowK;
   static constexpr int kD0Row = N0 * kElemBytes / 2 + kPad;  // a row of D0 (units)
   static constexpr int kD0 = kShared ? kB2bTileM * kD0Row : 0;
   static constexpr int kBytes = 2 * (kA + kB0 + kB1 + kD0);
@@ -293,17 +294,23 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
     __syncthreads();
   }
 
-  // ---- GEMM 1: acc1 = D0 x B1^T over k1 = n0 in chunks of 32 units ----
-  Acc acc1[N1 / 8][4];
-#pragma unroll
-  for (int i = 0; i < N1 / 8; ++i) acc1[i][0] = acc1[i][1] = acc1[i][2] = acc1[i][3] = Acc(0);
+  // ---- GEMM 1 and epilogue 1, one chunk of kN1C columns of D1 at a time (kN1C / 2 accumulators
+  // a thread): acc1 = D0 x B1c^T over k1 = n0 in chunks of 32 units, B1c = B1's rows of the chunk ----
+  constexpr int kN1C = Smem::kN1C;
   constexpr int kChunks1 = kK1 / kB2bChunkK;
-  load_chunk<N1>(sB1, B1, kK1, N1, 0);
+  const bool read_c = p.beta1 != 0.0f;
+#pragma unroll 1
+  for (int nc = 0; nc < N1 / kN1C; ++nc) {
+  const __half* B1c = B1 + int64_t(nc) * kN1C * kK1;
+  Acc acc1[kN1C / 8][4];
+#pragma unroll
+  for (int i = 0; i < kN1C / 8; ++i) acc1[i][0] = acc1[i][1] = acc1[i][2] = acc1[i][3] = Acc(0);
+  load_chunk<kN1C>(sB1, B1c, kK1, kN1C, 0);
   cp_async_commit();
 #pragma unroll
   for (int c = 0; c < kChunks1; ++c) {
     const int st = c & 1;
-    if (c + 1 < kChunks1) load_chunk<N1>(sB1 + (st ^ 1) * N1 * kRowK, B1, kK1, N1, int64_t(c + 1) * kB2bChunkK);
+    if (c + 1 < kChunks1) load_chunk<kN1C>(sB1 + (st ^ 1) * kN1C * kRowK, B1c, kK1, kN1C, int64_t(c + 1) * kB2bChunkK);
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
@@ -316,15 +323,14 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) a[ks][i] = d0[2 * c + ks][i];
     }
-    mma_chunk<T, N1>(acc1, a, sB1 + st * N1 * kRowK, lane);
+    mma_chunk<T, kN1C>(acc1, a, sB1 + st * kN1C * kRowK, lane);
     __syncthreads();
   }
 
-  // ---- epilogue 1: D1 = ReLU(alpha1 acc + beta1 C1), rounded to fp16 / requantised to int8 ----
-  const bool read_c = p.beta1 != 0.0f;
+  // epilogue 1: D1 = ReLU(alpha1 acc + beta1 C1), rounded to fp16 / requantised to int8
 #pragma unroll
-  for (int nb = 0; nb < N1 / 8; ++nb) {
-    const int col = nb * 8 + 2 * q;
+  for (int nb = 0; nb < kN1C / 8; ++nb) {
+    const int col = nc * kN1C + nb * 8 + 2 * q;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t r = warp * 16 + g + 8 * h;
@@ -353,22 +359,18 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
       }
     }
   }
+  }  // column chunks
 #endif
 }
 
 template <class T, int N0, int N1, bool kShared>
 cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t stream) {
-  constexpr int kD0Regs = N0 * T::kElemBytes / 8;  // packed D0 registers a thread in GEMM 1
-  if constexpr (!kShared && kD0Regs + N1 / 2 > B2bPortablePolicy::kRegisterBudget) {
-    return cudaErrorInvalidValue;  // too many registers for register residency (can_implement says so)
-  } else {
-    auto kernel = b2b_kernel<T, N0, N1, kShared>;
-    const int smem = B2bSmem<N0, N1, kShared, T::kElemBytes>::kBytes;
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-    if (e != cudaSuccess) return e;
-    kernel<<<dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(batch)), kThreads, smem, stream>>>(args);
-    return cudaGetLastError();
-  }
+  auto kernel = b2b_kernel<T, N0, N1, kShared>;
+  const int smem = B2bSmem<N0, N1, kShared, T::kElemBytes>::kBytes;
+  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (e != cudaSuccess) return e;
+  kernel<<<dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(batch)), kThreads, smem, stream>>>(args);
+  return cudaGetLastError();
 }
 
 template <class T, int N0, bool kShared>

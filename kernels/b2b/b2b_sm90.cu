@@ -32,19 +32,20 @@ namespace {
 
 using namespace cute;
 
-constexpr int kM = B2bSm90Policy::kTileM, kK = B2bSm90Policy::kTileK, kStages = B2bSm90Policy::kStages,
-              kThreads = B2bSm90Policy::kThreads;
+constexpr int kM = B2bSm90Policy::kTileM, kK = B2bSm90Policy::kTileK, kThreads = B2bSm90Policy::kThreads;
 static_assert(kM == 128, "two warp groups of 64 rows");
 
 template <int N0, int N1>
 struct B2bSm90Config {
+  static constexpr int kStages = B2bSm90Policy::stages(N1);
+  static constexpr int kN1Chunk = N1 < B2bSm90Policy::kN1Chunk ? N1 : B2bSm90Policy::kN1Chunk;
   using SmemAtom = GMMA::Layout_K_SW128_Atom<half_t>;  // 8 rows x 64 halves, 128B swizzle
   using SmemA = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<kM>{}, Int<kK>{}, Int<kStages>{})));
   using SmemB0 = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<N0>{}, Int<kK>{}, Int<kStages>{})));
   using SmemB1 = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<N1>{}, Int<N0>{})));
   using Mma0 = decltype(make_tiled_mma(GMMA::ss_op_selector<half_t, half_t, float, Shape<_64, Int<N0>, Int<kK>>>(),
                                        Layout<Shape<_2, _1, _1>>{}));
-  using Mma1 = decltype(make_tiled_mma(GMMA::rs_op_selector<half_t, half_t, float, Shape<_64, Int<N1>, Int<N0>>>(),
+  using Mma1 = decltype(make_tiled_mma(GMMA::rs_op_selector<half_t, half_t, float, Shape<_64, Int<kN1Chunk>, Int<N0>>>(),
                                        Layout<Shape<_2, _1, _1>>{}));
   // 256 threads x 16 bytes: 32 rows of 64 halves a step.
   using Copy = decltype(make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, half_t>{},
@@ -57,9 +58,10 @@ struct B2bSm90Config {
 };
 
 template <int N0, int N1>
-__global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p) {
+__global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) b2b_sm90_kernel(B2bArgs p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Cfg = B2bSm90Config<N0, N1>;
+  constexpr int kStages = Cfg::kStages, kN1Chunk = Cfg::kN1Chunk;
   extern __shared__ __align__(128) char smem_buf[];
   auto& ss = *reinterpret_cast<typename Cfg::Smem*>(smem_buf);
   Tensor sA = make_tensor(make_smem_ptr(ss.a), typename Cfg::SmemA{});     // (128, 64, stages)
@@ -166,38 +168,42 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p) {
       make_tensor(make_gmem_ptr(static_cast<const half_t*>(nullptr)), make_layout(Shape<Int<kM>, Int<N0>>{}, LayoutRight{})));
   static_assert(decltype(size(tOrA_shape))::value == decltype(size(acc0))::value, "D0 fragment sizes");
   Tensor tOrA = make_tensor(rP.data(), tOrA_shape.layout());  // same registers, GEMM 1's view
-  Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1));
-  Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<N1>>{});
-  clear(acc1);
-  mma1.accumulate_ = GMMA::ScaleOut::One;
-  warpgroup_fence_operand(acc1);
-  warpgroup_arrive();
-  gemm(mma1, tOrA, tOrB, acc1);
-  warpgroup_commit_batch();
-  warpgroup_wait<0>();
-  warpgroup_fence_operand(acc1);
-
-  // ---- epilogue 1: D1 = fp16(ReLU(alpha1 acc + beta1 C1)) ----
+  // ---- GEMM 1 and epilogue 1, one chunk of kN1Chunk columns of D1 at a time ----
+  // D1 = fp16(ReLU(alpha1 acc + beta1 C1))
   const bool read_c = p.beta1 != 0.0f;
   const __half* C1 = static_cast<const __half*>(p.c1) + z * p.stride_c1;
   __half* D1 = static_cast<__half*>(p.d1) + z * p.stride_d1;
-  Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<kM>, Int<N1>>{}));
-  // Values i, i + 1 are columns c, c + 1 of one row (CLayout_64xN: the column pair is the fastest
-  // value mode): one 4-byte load of C1 and store of D1 each.
-  CUTE_UNROLL
-  for (int i = 0; i < size(acc1); i += 2) {
-    const int r = get<0>(cC1(i)), c = get<1>(cC1(i));
-    if (r >= valid) continue;
-    const int64_t off = (row0 + r) * N1 + c;
-    float c0 = 0.0f, c1 = 0.0f;
-    if (read_c) {
-      const __half2 cc = *reinterpret_cast<const __half2*>(C1 + off);
-      c0 = __fmul_rn(p.beta1, __low2float(cc));
-      c1 = __fmul_rn(p.beta1, __high2float(cc));
+  Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kN1Chunk>>{}));
+  CUTE_NO_UNROLL
+  for (int chunk = 0; chunk < N1 / kN1Chunk; ++chunk) {
+    Tensor sB1c = local_tile(sB1, Shape<Int<kN1Chunk>, Int<N0>>{}, make_coord(chunk, 0));  // rows of B1 = D1 columns
+    Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1c));
+    Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<kN1Chunk>>{});
+    clear(acc1);
+    mma1.accumulate_ = GMMA::ScaleOut::One;
+    warpgroup_fence_operand(acc1);
+    warpgroup_arrive();
+    gemm(mma1, tOrA, tOrB, acc1);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc1);
+    // Values i, i + 1 are columns c, c + 1 of one row (CLayout_64xN: the column pair is the
+    // fastest value mode): one 4-byte load of C1 and store of D1 each.
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc1); i += 2) {
+      const int r = get<0>(cC1(i)), c = chunk * kN1Chunk + get<1>(cC1(i));
+      if (r >= valid) continue;
+      const int64_t off = (row0 + r) * N1 + c;
+      float c0 = 0.0f, c1 = 0.0f;
+      if (read_c) {
+        const __half2 cc = *reinterpret_cast<const __half2*>(C1 + off);
+        c0 = __fmul_rn(p.beta1, __low2float(cc));
+        c1 = __fmul_rn(p.beta1, __high2float(cc));
+      }
+      *reinterpret_cast<__half2*>(D1 + off) = __halves2half2(
+          __float2half_rn(b2b_epilogue(p.alpha1, acc1(i), c0, p.relu1)),
+          __float2half_rn(b2b_epilogue(p.alpha1, acc1(i + 1), c1, p.relu1)));
     }
-    *reinterpret_cast<__half2*>(D1 + off) = __halves2half2(
-        __float2half_rn(b2b_epilogue(p.alpha1, acc1(i), c0, p.relu1)),
-        __float2half_rn(b2b_epilogue(p.alpha1, acc1(i + 1), c1, p.relu1)));
   }
 #endif
 }

@@ -12,7 +12,6 @@ const char* residency_name(Residency r) { return r == Residency::Register ? "reg
 const char* type_name(DataType t) { return t == DataType::S8 ? "int8" : "fp16"; }
 
 namespace {
-using kernels::B2bPortablePolicy;
 using kernels::B2bSm90Policy;
 
 int elem_bytes(DataType t) { return t == DataType::S8 ? 1 : 2; }
@@ -27,7 +26,7 @@ int64_t total_rows(const Problem& p) {
 }
 
 // Why the problem is outside the limits both fused families share (empty: inside).
-std::string common_limits(const Problem& p, Residency r) {
+std::string common_limits(const Problem& p) {
   if (p.type != DataType::F16 && p.type != DataType::S8) return "unknown data type";
   if (p.m < 0 || p.k0 < 0 || p.n0 < 0 || p.n1 < 0) return "sizes must be >= 0";
   if (!kernels::b2b_tile_n(p.n0))
@@ -41,11 +40,6 @@ std::string common_limits(const Problem& p, Residency r) {
            type_name(p.type);
   if (p.type == DataType::S8 && p.k0 > kernels::kB2bMaxK0Int8)
     return "int8: k0 must be <= " + std::to_string(kernels::kB2bMaxK0Int8) + " (int32 accumulation exact)";
-  const int64_t d0_regs = p.n0 * eb / 8;
-  if (r == Residency::Register && d0_regs + p.n1 / 2 > B2bPortablePolicy::kRegisterBudget)
-    return "register residency holds " + std::to_string(d0_regs) +
-           " packed D0 + n1/2 accumulator registers a thread in GEMM 1 (" + std::to_string(d0_regs + p.n1 / 2) +
-           " > " + std::to_string(B2bPortablePolicy::kRegisterBudget) + "): use shared-memory residency";
   return {};
 }
 
@@ -128,9 +122,8 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
     }
     if (p.conv.enabled()) {
       // Conv 0 runs on the portable fused kernel alone (implicit GEMM, D0 to the workspace), so
-      // it has that kernel's limits, except GEMM 1's register budget (conv 0 alone keeps no D0 for
-      // GEMM 1: checked as shared residency); conv 1 is the cuBLASLt GEMM of the GEMM pair.
-      why = common_limits(p, Residency::Shared);
+      // it has that kernel's limits; conv 1 is the cuBLASLt GEMM of the GEMM pair.
+      why = common_limits(p);
       if (!why.empty()) return why;
       *refusal = Refusal::Device;
       if (dev.cc_major < 8) return "the unfused convolution pair's conv 0 needs compute capability 8.0 or newer";
@@ -160,7 +153,7 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
     *refusal = Refusal::None;
     return {};
   }
-  why = common_limits(p, o.residency);
+  why = common_limits(p);
   if (!why.empty()) return why;
   // The family: Auto takes the Hopper kernel wherever it applies (measured faster than the
   // portable kernels on every shape it supports, H100, docs/b2b.md), the portable one otherwise.
