@@ -349,6 +349,26 @@ std::vector<E> direct_conv_pair(const Problem& p, const std::vector<E>& x, const
       }
   return d1;
 }
+// The host reference of a convolution pair against direct_conv_pair on inputs drawn by `draw`;
+// most outputs must be non-zero (a test of ReLU's zeros would check little).
+template <class E, class Draw>
+void expect_reference_is_direct(const Problem& p, const std::vector<float>& bias, Draw draw, const std::string& what) {
+  auto fill = [&](int64_t n) {
+    std::vector<E> v(static_cast<size_t>(n));
+    for (auto& e : v) e = draw();
+    return v;
+  };
+  const auto x = fill(p.m * p.conv.c), w0 = fill(p.n0 * p.k0), w1 = fill(p.n1 * p.n0), c1 = fill(p.m * p.n1);
+  std::vector<E> got(size_t(p.m * p.n1));
+  if constexpr (sizeof(E) == 2)
+    reference(p, x.data(), w0.data(), bias.data(), w1.data(), c1.data(), got.data());
+  else
+    reference_s8(p, x.data(), w0.data(), bias.data(), w1.data(), c1.data(), got.data());
+  EXPECT_EQ(got, direct_conv_pair(p, x, w0, bias, w1, c1)) << what;
+  int64_t nonzero = 0;
+  for (E v : got) nonzero += sizeof(E) == 2 ? half_to_float(uint16_t(v)) != 0.0f : v != 0;
+  EXPECT_GT(nonzero, int64_t(got.size()) / 8) << what << ": a test of mostly zeros checks little";
+}
 }  // namespace
 
 TEST(B2bConv, ReferenceMatchesADirectConvolution) {
@@ -371,35 +391,11 @@ TEST(B2bConv, ReferenceMatchesADirectConvolution) {
     if (k.type == DataType::F16) {
       p.alpha0 = 0.25f;  // keeps D0 and D1 within fp16's exact integers and quarters
       p.alpha1 = 0.125f;
-      auto fill = [&](size_t n) {
-        std::vector<uint16_t> v(n);
-        for (auto& e : v) e = float_to_half(float(small(rng)));
-        return v;
-      };
-      const auto x = fill(size_t(p.m * k.x.c)), w0 = fill(size_t(p.n0 * p.k0)), w1 = fill(size_t(p.n1 * p.n0)),
-                 c1 = fill(size_t(p.m * p.n1));
-      std::vector<uint16_t> got(size_t(p.m * p.n1));
-      reference(p, x.data(), w0.data(), bias.data(), w1.data(), c1.data(), got.data());
-      EXPECT_EQ(got, direct_conv_pair(p, x, w0, bias, w1, c1)) << what;
-      int64_t nonzero = 0;
-      for (uint16_t v : got) nonzero += half_to_float(v) != 0.0f;
-      EXPECT_GT(nonzero, int64_t(got.size()) / 8) << what << ": a test of mostly zeros checks little";
+      expect_reference_is_direct<uint16_t>(p, bias, [&] { return float_to_half(float(small(rng))); }, what);
     } else {
       p.alpha0 = 1.0f / 256;
       p.alpha1 = 1.0f / 64;
-      auto fill = [&](size_t n) {
-        std::vector<int8_t> v(n);
-        for (auto& e : v) e = int8_t(byte(rng));
-        return v;
-      };
-      const auto x = fill(size_t(p.m * k.x.c)), w0 = fill(size_t(p.n0 * p.k0)), w1 = fill(size_t(p.n1 * p.n0)),
-                 c1 = fill(size_t(p.m * p.n1));
-      std::vector<int8_t> got(size_t(p.m * p.n1));
-      reference_s8(p, x.data(), w0.data(), bias.data(), w1.data(), c1.data(), got.data());
-      EXPECT_EQ(got, direct_conv_pair(p, x, w0, bias, w1, c1)) << what;
-      int64_t nonzero = 0;
-      for (int8_t v : got) nonzero += v != 0;
-      EXPECT_GT(nonzero, int64_t(got.size()) / 8) << what << ": a test of mostly zeros checks little";
+      expect_reference_is_direct<int8_t>(p, bias, [&] { return int8_t(byte(rng)); }, what);
     }
   }
 }
