@@ -5,12 +5,7 @@
 # CUTLASS example 13's convolutions and other channel counts (fused paths beside our unfused pair),
 # and the same convolutions in PyTorch/cuDNN (bench/b2b_conv_torch.py) in the same call.
 # Binaries in $NEW (libozgemm.so*, ozgemm, test_gpu_b2b); output under $OUT (conv.txt, JSON in b2b_conv.tgz).
-set -u
-OUT=${OUT:-./device-out}
-NEW=${NEW:-.carry/new}
-mkdir -p "$OUT/b2b_conv"
-export LD_LIBRARY_PATH="$NEW${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat "$NEW/COMMIT" 2>/dev/null || echo unknown)}
+source "$(dirname "$0")/device_env.sh" b2b_conv
 summary() {
   python3 - "$1" <<'PY'
 import json, sys

@@ -3,12 +3,7 @@
 # `ozgemm bench --accuracy fp64` per input range (phi) and size beside native DGEMM (AUTO: what the
 # library does by default), and the decision's overhead against FIXED mode at the chosen count.
 # Binaries as bench/device_check.sh ($NEW); output under $OUT (fp64.txt, JSON in results_fp64.tgz).
-set -u
-OUT=${OUT:-./device-out}
-NEW=${NEW:-.carry/new}
-mkdir -p "$OUT/fp64"
-export LD_LIBRARY_PATH="$NEW${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat "$NEW/COMMIT" 2>/dev/null || echo unknown)}
+source "$(dirname "$0")/device_env.sh" fp64
 summary() {
   python3 - "$1" <<'PY'
 import json, sys

@@ -5,12 +5,7 @@
 # SANITIZE=1: memcheck and racecheck of the shape tests too. SIDE_BY_SIDE=path: also run that
 # bench/gemmul8/side_by_side binary (native, ozgemm Ozaki-II, GEMMul8 on the same inputs) at
 # SIDE_SIZES x SIDE_PHIS with the MODULI counts.
-set -u
-OUT=${OUT:-./device-out}
-NEW=${NEW:-.carry/new}
-mkdir -p "$OUT/ozaki2"
-export LD_LIBRARY_PATH="$NEW${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat "$NEW/COMMIT" 2>/dev/null || echo unknown)}
+source "$(dirname "$0")/device_env.sh" ozaki2
 {
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   "$NEW/test_gpu_ozaki2" --gtest_brief=1 > "$OUT/test_gpu_ozaki2.log" 2>&1

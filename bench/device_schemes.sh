@@ -5,12 +5,7 @@
 # `ozgemm bench --accuracy fp64` (scheme AUTO: what the library does by default) beside native DGEMM
 # per size and phi, and FIXED Ozaki-II at the chosen count (the decision's overhead).
 # Binaries as bench/device_check.sh ($NEW); output under $OUT (schemes.txt, JSON in results_schemes.tgz).
-set -u
-OUT=${OUT:-./device-out}
-NEW=${NEW:-.carry/new}
-mkdir -p "$OUT/schemes"
-export LD_LIBRARY_PATH="$NEW${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat "$NEW/COMMIT" 2>/dev/null || echo unknown)}
+source "$(dirname "$0")/device_env.sh" schemes
 summary() {
   python3 - "$1" <<'PY'
 import json, sys

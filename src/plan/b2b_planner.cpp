@@ -73,9 +73,8 @@ std::string conv_limits(const Problem& p) {
            type_name(p.type) + " (a 64-byte k-chunk lies within one filter tap)";
   if (p.batch != 1 || !p.group_m.empty())
     return "conv: the pair is batched over n by construction: batch must be 1 and the problem not grouped";
-  if (x.h * x.w > (int64_t(1) << 40) || x.pixels() / std::max<int64_t>(x.h * x.w, 1) != x.n ||
-      x.pixels() > (int64_t(1) << 40))
-    return "conv: n * h * w too large";
+  // each extent < 2^31, so h * w cannot overflow; n * h * w is checked by division
+  if (x.h * x.w > 0 && x.n > (int64_t(1) << 40) / (x.h * x.w)) return "conv: n * h * w too large";
   if (p.m != x.pixels() || p.k0 != x.patch())
     return "conv: m must be n * h * w and k0 must be r * r * c (b2b::conv_pair sets both)";
   return {};
