@@ -29,7 +29,7 @@ except Exception as e:
     print("bad json", sys.argv[1], e); sys.exit()
 o, n, md = r["ozgemm"], r["native_dgemm"], r["model"]
 ceil_ms = 2.0 * r["m"] * r["n"] * r["k"] * r["moduli"] / (md["measured_int8_tops"] * 1e9)
-ph = " ".join(f'{k[:-3]}={o[k]:.2f}' for k in ("max_reduce_ms", "slicing_ms", "products_ms", "epilogue_ms") if k in o)
+ph = " ".join(f'{k[:-3]}={o[k]:.2f}' for k in ("max_reduce_ms", "slicing_ms", "products_ms", "epilogue_ms", "phase_call_ms", "phase_lead_ms") if k in o)
 print(f'{r["m"]}^3 phi={r["phi"]} ozaki2 N={r["moduli"]}: {o["ms"]:.2f} ms {o["tflops"]:.1f} TF comperr {o["componentwise"]:.2e} '
       f'| native {n["ms"]:.2f} ms {n["tflops"]:.1f} TF comperr {n["componentwise"]:.2e} | ceiling {ceil_ms:.2f} ms '
       f'({2e-9*r["m"]*r["n"]*r["k"]/ceil_ms:.0f} TF at {md["measured_int8_tops"]:.0f} TOPS) | phases ms: {ph}')

@@ -13,6 +13,7 @@ namespace kernels {
 namespace operand_tile {
 
 constexpr int kRows = 32, kCols = 64, kThreads = 256;
+static_assert(kThreads % kCols == 0 && kThreads % kRows == 0 && (kRows * kCols) % kThreads == 0, "whole steps");
 static_assert(kThreads == kRows * 8, "the row-wise passes give each row 8 threads");
 
 // One column of padding: threads reading down a column (a column-major operand's load) hit
@@ -34,8 +35,31 @@ __device__ __forceinline__ Origin origin(int64_t cols) {
 
 // Loads the tile at o; consecutive threads read consecutive addresses of whichever index is
 // contiguous. Entries past v.rows or v.k read as 0. The caller synchronises before reading it.
+// A tile wholly inside the operand (all but the last row and k tiles) takes a path with one
+// pointer step per value and no bounds tests: the general form's 64-bit index arithmetic was about
+// as many integer instructions as the residue pass's own work (SASS, sm_90a).
 __device__ __forceinline__ void load(const OperandView& v, Origin o, Tile& tile) {
+  constexpr int kPerThread = kRows * kCols / kThreads;
   const bool kcontig = v.stride_l == 1;
+  if (o.r0 + kRows <= v.rows && o.l0 + kCols <= v.k) {
+    const double* base = v.ptr + o.r0 * v.stride_r + o.l0 * v.stride_l;
+    if (kcontig) {  // value i: row threadIdx.x / kCols + i * (kThreads / kCols), k-index threadIdx.x % kCols
+      constexpr int kRowStep = kThreads / kCols;
+      const int rr = threadIdx.x / kCols, ll = threadIdx.x % kCols;
+      const double* p = base + rr * v.stride_r + ll;
+      const int64_t step = kRowStep * v.stride_r;
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) tile[rr + kRowStep * i][ll] = p[i * step];
+    } else {  // value i: row threadIdx.x % kRows, k-index threadIdx.x / kRows + i * (kThreads / kRows)
+      constexpr int kColStep = kThreads / kRows;
+      const int rr = threadIdx.x % kRows, ll = threadIdx.x / kRows;
+      const double* p = base + rr * v.stride_r + ll * v.stride_l;
+      const int64_t step = kColStep * v.stride_l;
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) tile[rr][ll + kColStep * i] = p[i * step];
+    }
+    return;
+  }
   for (int idx = threadIdx.x; idx < kRows * kCols; idx += kThreads) {
     const int rr = kcontig ? idx / kCols : idx % kRows;
     const int ll = kcontig ? idx % kCols : idx / kRows;

@@ -42,18 +42,27 @@ __global__ void __launch_bounds__(kThreads) oz2_norms_kernel(OperandView v, cons
   if (part == 0 && r < rows_pad && sum) atomicAdd(reinterpret_cast<unsigned long long*>(S + r), sum);
 }
 
-// Residues of modulus I.. N-1 of a thread's 8 consecutive values, 8 bytes packed per modulus,
-// written at out + i * plane (the moduli as compile-time constants).
-template <int I, int N>
-__device__ __forceinline__ void store_residues(const nm::Oz2Split (&v)[8], int8_t* out, int64_t plane) {
+// The residue modulo p_I of a value from its pieces, as a 32-bit word whose low byte is the int8.
+template <int I, int W>
+__device__ __forceinline__ uint32_t residue_word(const nm::Oz2Pieces<W>& v) {
+  constexpr int P = nm::kModuliTable[I];
+  if constexpr (P == 256) {
+    return v.low_byte;
+  } else {
+    return nm::bits_of(nm::oz2_residue_biased<P>(v.f));
+  }
+}
+
+// Residues of modulus I.. N-1 of a thread's 8 consecutive values, 8 bytes packed per modulus
+// (low bytes gathered by byte permutes), written at out + i * plane (the moduli as compile-time constants).
+template <int I, int N, int W>
+__device__ __forceinline__ void store_residues(const nm::Oz2Pieces<W> (&v)[8], int8_t* out, int64_t plane) {
   if constexpr (I < N) {
-    constexpr int P = nm::kModuliTable[I];
-    uint32_t lo = 0, hi = 0;
+    uint32_t w[8];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      lo |= uint32_t(uint8_t(nm::sym_mod_split<P>(v[q]))) << (8 * q);
-      hi |= uint32_t(uint8_t(nm::sym_mod_split<P>(v[q + 4]))) << (8 * q);
-    }
+    for (int q = 0; q < 8; ++q) w[q] = residue_word<I>(v[q]);
+    const uint32_t lo = __byte_perm(__byte_perm(w[0], w[1], 0x0040), __byte_perm(w[2], w[3], 0x0040), 0x5410);
+    const uint32_t hi = __byte_perm(__byte_perm(w[4], w[5], 0x0040), __byte_perm(w[6], w[7], 0x0040), 0x5410);
     *reinterpret_cast<uint2*>(out + I * plane) = make_uint2(lo, hi);
     store_residues<I + 1, N>(v, out, plane);
   }
@@ -61,14 +70,16 @@ __device__ __forceinline__ void store_residues(const nm::Oz2Split (&v)[8], int8_
 
 // Each thread: 8 consecutive k-indices of one row (a warp writes 64 contiguous bytes of 4 rows per
 // modulus). kpad is a multiple of 8, so a thread's 8 indices are all below kpad or all past it.
-// Registers capped for 4 CTAs an SM (64; ptxas spills 8-12 bytes once per thread): uncapped, N = 15
-// took 85 registers, 2 CTAs an SM, and its pass ran 1.4x N = 14's (H100, 8192^3).
+// The residues are FP32 arithmetic (numerics/ozaki2.hpp, oz2_residue_biased): the integer form
+// (three 32-bit divisions' worth of IMAD/ISETP per residue) left this pass issue-bound at about
+// twice its memory time (H100, 8192^3, N = 15: 0.89 ms a pass, ALU pipe 66%; ncu).
 template <int N>
 __global__ void __launch_bounds__(kThreads, 4) oz2_residues_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                                  const int64_t* __restrict__ S, nm::Ozaki2Constants c,
                                                                  int64_t rows_pad, int64_t kpad, int64_t plane,
                                                                  int8_t* __restrict__ res, int32_t* __restrict__ sft) {
   static_assert(tile::kCols == 8 * 8, "8 threads a row, 8 values each");
+  constexpr int W = nm::oz2_pieces(N);
   __shared__ tile::Tile t;
   __shared__ int32_t row_sft[tile::kRows];
   const tile::Origin at = tile::origin(kpad);
@@ -84,13 +95,13 @@ __global__ void __launch_bounds__(kThreads, 4) oz2_residues_kernel(OperandView v
   const int64_t r = r0 + rr, l = l0 + 8 * part;
   if (r >= rows_pad || l >= kpad) return;
   const int32_t s = row_sft[rr];
-  nm::Oz2Split split[8];
+  nm::Oz2Pieces<W> pieces[8];
 #pragma unroll
   for (int q = 0; q < 8; ++q) {
     const double x = t[rr][8 * part + q];
-    split[q] = nm::oz2_split(nm::is_finite(x) ? nm::trunc_scaled(x, s) : 0);
+    pieces[q] = nm::oz2_pieces_of_scaled<W>(nm::is_finite(x) ? x : 0.0, s);
   }
-  store_residues<0, N>(split, res + r * kpad + l, plane);
+  store_residues<0, N>(pieces, res + r * kpad + l, plane);
 }
 
 // k past one int32 chunk: plane = sym_mod(plane + partial, p) (int64 sum, exact).

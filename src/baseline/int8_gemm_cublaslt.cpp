@@ -1,6 +1,7 @@
 #include "baseline/int8_gemm_cublaslt.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace ozgemm {
@@ -35,15 +36,25 @@ cublasStatus_t Int8GemmLt::init() {
   return CUBLAS_STATUS_SUCCESS;
 }
 
-cublasStatus_t Int8GemmLt::run(int m, int n, int K, const int8_t* A, int lda, const int8_t* B, int ldb, int32_t* D,
-                               int ldd, void* workspace, size_t workspace_bytes, cudaStream_t stream, bool autotune) {
+cublasStatus_t Int8GemmLt::run_batched(int m, int n, int K, const int8_t* A, int lda, int64_t stride_a, const int8_t* B,
+                                       int ldb, int64_t stride_b, int32_t* D, int ldd, int64_t stride_d, int batch,
+                                       void* workspace, size_t workspace_bytes, cudaStream_t stream, bool autotune) {
   if (!lt_) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (batch < 1) return CUBLAS_STATUS_INVALID_VALUE;
   Layouts L;
   OZ_LT_TRY(cublasLtMatrixLayoutCreate(&L.a, CUDA_R_8I, K, m, lda));
   OZ_LT_TRY(cublasLtMatrixLayoutCreate(&L.b, CUDA_R_8I, K, n, ldb));
   OZ_LT_TRY(cublasLtMatrixLayoutCreate(&L.d, CUDA_R_32I, m, n, ldd));
+  if (batch > 1) {
+    const std::pair<cublasLtMatrixLayout_t, int64_t> strided[] = {{L.a, stride_a}, {L.b, stride_b}, {L.d, stride_d}};
+    for (const auto& [layout, stride] : strided) {
+      OZ_LT_TRY(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch));
+      OZ_LT_TRY(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                 sizeof stride));
+    }
+  }
   const int32_t one = 1, zero = 0;
-  const Key key{m, n, K, lda, ldb, ldd, workspace_bytes};
+  const Key key{m, n, K, lda, ldb, ldd, workspace_bytes, batch, stride_a, stride_b, stride_d};
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     cublasLtMatmulPreference_t pref = nullptr;
@@ -59,7 +70,7 @@ cublasStatus_t Int8GemmLt::run(int m, int n, int K, const int8_t* A, int lda, co
     if (found == 0) return CUBLAS_STATUS_NOT_SUPPORTED;
     int best = 0;
     // Small GEMMs: timing would cost more than it saves; take the heuristic's first choice.
-    if (autotune && found > 1 && double(m) * double(n) * double(K) >= kAutotuneMinOps) {
+    if (autotune && found > 1 && double(m) * double(n) * double(K) * batch >= kAutotuneMinOps) {
       // Time each candidate (1 warm-up + 3 timed runs, median-free min of the mean) on the
       // real operands; the output buffer is scratch at this point.
       cudaEvent_t e0, e1;

@@ -29,13 +29,21 @@ class Int8GemmLt {
   // Exact as long as K * 2^14 <= 2^31 - 1 (the caller's k-blocking guarantees it).
   // autotune: time up to kCandidates heuristic algorithms on first use of a shape.
   cublasStatus_t run(int m, int n, int K, const int8_t* A, int lda, const int8_t* B, int ldb, int32_t* D, int ldd,
-                     void* workspace, size_t workspace_bytes, cudaStream_t stream, bool autotune);
+                     void* workspace, size_t workspace_bytes, cudaStream_t stream, bool autotune) {
+    return run_batched(m, n, K, A, lda, 0, B, ldb, 0, D, ldd, 0, 1, workspace, workspace_bytes, stream, autotune);
+  }
+  // `batch` such products in one launch, product b on A + b * stride_a, B + b * stride_b,
+  // D + b * stride_d (strides in elements). One launch's tiles fill the GPU's last wave far better
+  // than `batch` launches of one product each (Ozaki-II's moduli).
+  cublasStatus_t run_batched(int m, int n, int K, const int8_t* A, int lda, int64_t stride_a, const int8_t* B, int ldb,
+                             int64_t stride_b, int32_t* D, int ldd, int64_t stride_d, int batch, void* workspace,
+                             size_t workspace_bytes, cudaStream_t stream, bool autotune);
 
   static constexpr int kCandidates = 8;
   static constexpr double kAutotuneMinOps = 1073741824.0;  // m*n*K >= 2^30
 
  private:
-  using Key = std::tuple<int, int, int, int, int, int, size_t>;
+  using Key = std::tuple<int, int, int, int, int, int, size_t, int, int64_t, int64_t, int64_t>;
   struct Entry {
     cublasLtMatmulAlgo_t algo;
     bool valid;

@@ -341,9 +341,18 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk)
     for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
       const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0), nrows = std::min(plan.m_chunk, plan.m_pad - row0);
-      // Modulus i's product into plane i; past one int32 chunk of k, each further chunk's product
-      // goes to the partial plane and is folded in modulo p_i.
-      for (int i = 0; i < plan.moduli; ++i)
+      // Modulus i's product into plane i: one batched launch over the moduli when k is one int32
+      // chunk; past it, each further chunk's product goes to the partial plane and is folded in
+      // modulo p_i.
+      if (plan.kchunks == 1) {
+        if (ctx.lt->run_batched(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(plan.kpad),
+                                res_a + row0 * plan.kpad, static_cast<int>(plan.kpad), plan.res_a_plane(),
+                                res_b + col0 * plan.kpad, static_cast<int>(plan.kpad), plan.res_b_plane(), products,
+                                static_cast<int>(plan.m_chunk), plan.product_plane(), plan.moduli, ws + plan.off_lt,
+                                size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes), st, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
+          return OZGEMM_STATUS_EXECUTION_FAILED;
+      }
+      for (int i = 0; i < plan.moduli && plan.kchunks > 1; ++i)
         for (int64_t kc = 0; kc < plan.kchunks; ++kc) {
           const int64_t k0 = kc * plan.kchunk, kk = std::min(plan.kchunk, plan.kpad - k0);
           const int8_t* a_ptr = res_a + i * plan.res_a_plane() + row0 * plan.kpad + k0;

@@ -51,24 +51,96 @@ TEST(Ozaki2Numerics, SymmetricResiduesExhaustiveOnARange) {
 }
 
 namespace {
-// The kernels' two fast forms: sym_mod_split (residues of A', |A'| < 2^63) and sym_mod_i32 (the int32
-// product sums) against the general sym_mod, on random values of every magnitude and the edges.
+// The kernels' residue of A' from its FP32 pieces (numerics/ozaki2.hpp): p = 256 from the low byte,
+// odd p by oz2_residue_biased.
+template <int P, int W>
+int32_t residue_via_pieces(int64_t v) {
+  const nm::Oz2Pieces<W> pc = nm::oz2_pieces_of<W>(v);
+  if constexpr (P == 256) {
+    return static_cast<int8_t>(static_cast<uint8_t>(pc.low_byte));
+  } else {
+    return nm::oz2_unbias(nm::oz2_residue_biased<P>(pc.f));
+  }
+}
+
+// The kernels' two fast forms: the FP32 pieces (residues of A', |A'| < 2^63, five pieces) and
+// sym_mod_i32 (the int32 product sums) against the general sym_mod, on random values of every
+// magnitude and the edges.
 template <int I>
 void check_fast_residues(std::mt19937_64& rng) {
   if constexpr (I < nm::kMaxModuli) {
     constexpr int P = nm::kModuliTable[I];
     std::vector<int64_t> wide = {0, 1, -1, INT64_MAX, -INT64_MAX, (int64_t(1) << 62) - 1, -(int64_t(1) << 62),
-                                 (int64_t(1) << 42), (int64_t(1) << 21) - 1, -((int64_t(1) << 42) + 5), P, -P,
-                                 P / 2, -(P / 2), (P - 1) / 2, -(P - 1) / 2 - 1};
+                                 (int64_t(1) << 42), (int64_t(1) << 14) - 1, int64_t(1) << 14, -((int64_t(1) << 56) + 5),
+                                 (int64_t(1) << 56) - 1, P, -P, P / 2, -(P / 2), (P - 1) / 2, -(P - 1) / 2 - 1, 128, -128, 129};
     for (int t = 0; t < 200000; ++t) {
       int64_t v = static_cast<int64_t>(rng() >> 1) >> (rng() % 63);
       wide.push_back(rng() % 2 ? v : -v);
     }
-    for (const int64_t v : wide) ASSERT_EQ(nm::sym_mod_split<P>(nm::oz2_split(v)), nm::sym_mod(v, P)) << v << " mod " << P;
+    for (const int64_t v : wide) ASSERT_EQ((residue_via_pieces<P, 5>(v)), nm::sym_mod(v, P)) << v << " mod " << P;
     std::vector<int32_t> narrow = {0, 1, -1, INT32_MAX, INT32_MIN, INT32_MIN + 1, P, -P, P / 2, -(P / 2), 127, -128};
     for (int t = 0; t < 200000; ++t) narrow.push_back(static_cast<int32_t>(static_cast<uint32_t>(rng())) >> (rng() % 32));
     for (const int32_t v : narrow) ASSERT_EQ(nm::sym_mod_i32<P>(v), nm::sym_mod(v, P)) << v << " mod " << P;
     check_fast_residues<I + 1>(rng);
+  }
+}
+
+// Every integer t the piece sums can reach, |t| <= (2^14 - 1)(1 + 127 * 4), through the FP32
+// rounding step, for every odd modulus: the proof's premise (|t| < 2^23) checked exhaustively.
+template <int I>
+void check_biased_exhaustive() {
+  if constexpr (I < nm::kMaxModuli) {
+    constexpr int P = nm::kModuliTable[I];
+    if constexpr (P % 2 == 1) {
+      constexpr int32_t kT = ((1 << nm::kOz2PieceBits) - 1) * (1 + 127 * 4);
+      static_assert(kT < (1 << 23), "t below 2^23");
+      // The premise of kT: the piece weights are residues of 2^(14 j) of magnitude at most (P - 1) / 2 <= 127.
+      for (int j = 1; j < 5; ++j) {
+        const int c = nm::oz2_piece_weight(P, j);
+        ASSERT_LE(std::abs(c), (P - 1) / 2) << "weight " << j << " mod " << P;
+        ASSERT_EQ(((int64_t(1) << (nm::kOz2PieceBits * j)) - c) % P, 0) << "weight " << j << " mod " << P;
+      }
+      for (int32_t t = -kT; t <= kT; ++t) {
+        int32_t r = t % P;  // truncating: (-P, P), then into [-(P-1)/2, (P-1)/2]
+        if (r > (P - 1) / 2) r -= P;
+        if (r < -(P - 1) / 2) r += P;
+        ASSERT_EQ(nm::oz2_unbias(nm::oz2_sym_mod_biased<P>(static_cast<float>(t))), r) << t << " mod " << P;
+      }
+    }
+    check_biased_exhaustive<I + 1>();
+  }
+}
+
+template <int I, int N, int W>
+void check_one_count(int64_t v) {
+  if constexpr (I < N) {
+    constexpr int P = nm::kModuliTable[I];
+    ASSERT_EQ((residue_via_pieces<P, W>(v)), nm::sym_mod(v, P)) << v << " mod " << P << " with " << W << " pieces";
+    check_one_count<I + 1, N, W>(v);
+  }
+}
+
+// Each moduli count's piece count W = oz2_pieces(n) on values up to its bound 2^(4n - 1).
+template <int N>
+void check_piece_counts(std::mt19937_64& rng) {
+  if constexpr (N <= nm::kMaxModuli) {
+    constexpr int W = nm::oz2_pieces(N);
+    // The bound: |A'| <= sqrt(Q) < sqrt(P) / 2, and P = prod p_i <= 2^(8N).
+    double log2_P = 0;
+    for (int i = 0; i < N; ++i) log2_P += std::log2(double(nm::kModuliTable[i]));
+    EXPECT_LE(log2_P / 2 - 1, 4.0 * N - 1) << N;
+    ASSERT_GE(nm::kOz2PieceBits * W, 4 * N - 1) << N;
+    const int bits = 4 * N - 1;
+    const int64_t top = bits >= 63 ? INT64_MAX : (int64_t(1) << bits) - 1;
+    std::vector<int64_t> vals = {0, 1, -1, top, -top, top / 2 + 1, -(top / 3)};
+    for (int t = 0; t < 20000; ++t) {
+      const int64_t v = static_cast<int64_t>(rng() & uint64_t(top)) >> (rng() % bits);
+      vals.push_back(rng() % 2 ? v : -v);
+    }
+    for (const int64_t v : vals) {
+      check_one_count<0, N, W>(v);
+    }
+    check_piece_counts<N + 1>(rng);
   }
 }
 }  // namespace
@@ -76,6 +148,51 @@ void check_fast_residues(std::mt19937_64& rng) {
 TEST(Ozaki2Numerics, FastResidueFormsEqualTheGeneralOne) {
   std::mt19937_64 rng(41);
   check_fast_residues<0>(rng);
+}
+
+TEST(Ozaki2Numerics, Fp32ResidueStepExhaustiveOverTheReachableRange) { check_biased_exhaustive<0>(); }
+
+TEST(Ozaki2Numerics, PieceCountPerModuliCountCoversTheScaledValues) {
+  std::mt19937_64 rng(43);
+  check_piece_counts<nm::kMinModuli>(rng);
+}
+
+TEST(Ozaki2Numerics, NormTermIsTheSquaredCeiling) {
+  std::mt19937_64 rng(53);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> xs = {0.0, -0.0, 1.0, -1.0, 63.5, std::numeric_limits<double>::denorm_min(),
+                            std::numeric_limits<double>::min(), std::numeric_limits<double>::max()};
+  for (int t = 0; t < 100000; ++t) xs.push_back(std::ldexp(u(rng), int(rng() % 2100) - 1075));
+  for (const double x : xs) {
+    int ex = 0;
+    std::frexp(x, &ex);
+    // The row's own s0 puts |x| 2^s0 at most 64; also larger and far smaller scalings (both paths).
+    for (int s0 : {6 - ex, 5 - ex, 20 - ex, 21 - ex, 30 - ex, -ex, -20 - ex, -70 - ex}) {
+      if (s0 > 1100 || s0 < -1100) continue;
+      const int64_t a = nm::scaled_ceil(x, s0);
+      ASSERT_EQ(nm::oz2_norm_term(x, s0), a * a) << x << " 2^" << s0;
+    }
+  }
+}
+
+TEST(Ozaki2Numerics, PiecesOfScaledValuesEqualPiecesOfTruncatedOnes) {
+  std::mt19937_64 rng(47);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> xs = {0.0, -0.0, 1.0, -1.0, 0.5, -0.75, std::numeric_limits<double>::denorm_min(),
+                            -std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::min(),
+                            std::numeric_limits<double>::max(), -std::numeric_limits<double>::max()};
+  for (int t = 0; t < 100000; ++t) xs.push_back(std::ldexp(u(rng), int(rng() % 2100) - 1075));
+  for (const double x : xs) {
+    int ex = 0;
+    std::frexp(x, &ex);
+    // Every shift that keeps |x| 2^e below 2^62, down to those that truncate everything away.
+    for (int e : {62 - ex, 40 - ex, 13 - ex, 1 - ex, -ex, -5 - ex}) {
+      if (e > 1100 || e < -1100) continue;
+      const nm::Oz2Pieces<5> a = nm::oz2_pieces_of_scaled<5>(x, e), b = nm::oz2_pieces_of<5>(nm::trunc_scaled(x, e));
+      for (int j = 0; j < 5; ++j) ASSERT_EQ(a.f[j], b.f[j]) << x << " 2^" << e;
+      ASSERT_EQ(a.low_byte, b.low_byte) << x << " 2^" << e;
+    }
+  }
 }
 
 TEST(Ozaki2Numerics, ReconstructionRecoversKnownIntegers) {

@@ -1,4 +1,4 @@
-// ozgemm/numerics/fp.hpp — FP64 building blocks shared by every scheme's host and device code:
+// ozgemm/numerics/fp.hpp — FP64 (and a few FP32) building blocks shared by every scheme's host and device code:
 // bit access, rounded arithmetic the compiler may not contract into an FMA, exact exponents and
 // correctly rounded power-of-two scaling. Compiles with a plain C++17 compiler when CUDA is absent.
 // Host translation units that use these must be built with -ffp-contract=off (CMake does it).
@@ -164,6 +164,41 @@ OZGEMM_HD double rint_rn(double x) {
   return rint(x);
 #else
   return std::nearbyint(x);  // the default rounding mode: to nearest even, as rint
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// FP32 building blocks (Ozaki-II's residues run on the FP32 pipes: ozaki2.hpp)
+OZGEMM_HD uint32_t bits_of(float x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__float_as_uint(x));
+#else
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+OZGEMM_HD float float_of(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+OZGEMM_HD float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;  // SSE single precision, host TUs built with -ffp-contract=off
+#endif
+}
+OZGEMM_HD float fma_rn(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
 #endif
 }
 

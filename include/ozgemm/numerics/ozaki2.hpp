@@ -93,29 +93,84 @@ OZGEMM_HD int32_t sym_mod_i32(int32_t v) {
   return sym_range<P>(v % P);  // C++ truncating %: in (-P, P)
 }
 
-// The moduli-independent part of a residue computation, done once per value: |a| = x2 2^42 + x1 2^21
-// + x0 with every x_i < 2^21. Precondition |a| < 2^63 (a != INT64_MIN; the scaling keeps |A'| <
-// 2^62.2 up to 16 moduli).
-struct Oz2Split {
-  uint32_t x0, x1, x2;
-  bool neg;
+// The residues of A' in FP32 arithmetic (the kernels' form; the same values as sym_mod, checked in
+// tests/cpu/test_ozaki2). FP32 instructions issue at twice the rate of the integer ones on the GPUs
+// we target, and the residue pass was issue-bound on its integer divisions (H100, ncu).
+// 1. Once per value a, |a| < 2^(14 W): a = sum_j f_j 2^(14 j), j < W, with |f_j| < 2^14 integers of
+//    a's sign, exact in FP32 (oz2_pieces); a's low byte is its residue modulo 256.
+// 2. Per odd modulus P: t = f_0 + sum_{j>=1} f_j c_j with c_j = sym_mod(2^(14 j), P), |c_j| <= 127, so
+//    |t| <= (2^14 - 1)(1 + 127 (W - 1)) < 2^23 for W <= 5, every step exact (integers below 2^24);
+//    t = a (mod P). Then q = rint(t fl(1/P)) is rint(t / P): the two differ by at most
+//    |t| 2^-24 / P < 1 / (2P), and t / P lies at least 1 / (2P) from a half-integer (P odd), so the
+//    rounding cannot cross one. r = t - q P is then sym_mod(a, P), in [-(P-1)/2, (P-1)/2].
+//    rint by the magic constant 1.5 * 2^23: fma(t, 1/P, M) rounds t/P to an integer (|t/P| < 2^22).
+//    The result is r + M, exact, whose low byte is r in two's complement (oz2_residue_biased).
+constexpr int kOz2PieceBits = 14;
+// Pieces for n moduli: |A'| <= sqrt(Q) < sqrt(P) / 2 <= 2^(4n - 1), every p_i <= 2^8.
+OZGEMM_HD constexpr int oz2_pieces(int n) { return (4 * n - 1 + kOz2PieceBits - 1) / kOz2PieceBits; }
+static_assert(oz2_pieces(kMaxModuli) <= 5, "t's bound above needs W <= 5");
+constexpr float kOz2Magic = 12582912.0f;  // 1.5 * 2^23: x + M for an integer |x| < 2^22 is exact
+
+template <int W>
+struct Oz2Pieces {
+  float f[W];
+  uint32_t low_byte;  // a mod 2^8 (two's complement): the residue modulo 256
 };
-OZGEMM_HD Oz2Split oz2_split(int64_t a) {
-  const uint64_t mag = a < 0 ? uint64_t(0) - static_cast<uint64_t>(a) : static_cast<uint64_t>(a);
-  constexpr uint64_t kMask21 = (uint64_t(1) << 21) - 1;
-  return Oz2Split{static_cast<uint32_t>(mag & kMask21), static_cast<uint32_t>((mag >> 21) & kMask21),
-                  static_cast<uint32_t>(mag >> 42), a < 0};
+// The pieces of a = (neg ? -mag : mag); precondition mag < 2^(14 W).
+template <int W>
+OZGEMM_HD Oz2Pieces<W> oz2_pieces_from(uint64_t mag, bool neg) {
+  static_assert(W >= 1 && W <= 5, "14-bit pieces of a value below 2^63");
+  const float sign = neg ? -1.0f : 1.0f;
+  Oz2Pieces<W> out;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int j = 0; j < W; ++j) {
+    // 2^23 + u as an FP32 (u < 2^14 in the low mantissa bits), then sign (2^23 + u) - sign 2^23.
+    const uint32_t u = static_cast<uint32_t>(mag >> (kOz2PieceBits * j)) & ((1u << kOz2PieceBits) - 1);
+    out.f[j] = fma_rn(float_of(0x4B000000u | u), sign, sign * -8388608.0f);
+  }
+  out.low_byte = static_cast<uint32_t>(neg ? uint64_t(0) - mag : mag) & 0xffu;
+  return out;
 }
-// sym_mod(a, P) from oz2_split(a): x2 (2^42 mod P) + x1 (2^21 mod P) + x0 < 2^21 (2P - 1) < 2^30 is
-// exact in uint32, then one division by a constant. The same value as sym_mod (tests/cpu/test_ozaki2).
+// Precondition |a| < 2^(14 W) (a != INT64_MIN).
+template <int W>
+OZGEMM_HD Oz2Pieces<W> oz2_pieces_of(int64_t a) {
+  return oz2_pieces_from<W>(a < 0 ? uint64_t(0) - static_cast<uint64_t>(a) : static_cast<uint64_t>(a), a < 0);
+}
+// oz2_pieces_of(trunc_scaled(x, e)) for finite x, without forming the signed int64.
+template <int W>
+OZGEMM_HD Oz2Pieces<W> oz2_pieces_of_scaled(double x, int e) {
+  return oz2_pieces_from<W>(static_cast<uint64_t>(scaled_floor(x, e)), (bits_of(x) >> 63) != 0);
+}
+
+// c_j = sym_mod(2^(14 j), P) for an odd P.
+OZGEMM_HD constexpr int oz2_piece_weight(int P, int j) {
+  const int r = static_cast<int>((uint64_t(1) << (kOz2PieceBits * j)) % uint64_t(P));
+  return r > (P - 1) / 2 ? r - P : r;
+}
+
+// r + M for r = sym_mod(t, P), t an integer with |t| < 2^23 held in FP32, P odd (see above).
 template <int P>
-OZGEMM_HD int32_t sym_mod_split(const Oz2Split& s) {
-  constexpr uint32_t c21 = static_cast<uint32_t>((uint64_t(1) << 21) % P);
-  constexpr uint32_t c42 = static_cast<uint32_t>((uint64_t(1) << 42) % P);
-  static_assert(P >= 2 && P <= 256, "moduli are at most 256");
-  const uint32_t t = s.x2 * c42 + s.x1 * c21 + s.x0;
-  const int32_t r = static_cast<int32_t>(t % static_cast<uint32_t>(P));
-  return sym_range<P>(s.neg ? -r : r);
+OZGEMM_HD float oz2_sym_mod_biased(float t) {
+  static_assert(P % 2 == 1 && P < 256, "odd moduli below 2^8");
+  constexpr float kP = static_cast<float>(P), kInv = 1.0f / static_cast<float>(P);
+  const float q = add_rn(fma_rn(t, kInv, kOz2Magic), -kOz2Magic);
+  return add_rn(fma_rn(-q, kP, t), kOz2Magic);
+}
+// sym_mod(a, P) as r + M (low byte: r) for the value a of oz2_pieces_of(a), P odd.
+template <int P, int W>
+OZGEMM_HD float oz2_residue_biased(const float (&f)[W]) {
+  float t = f[0];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int j = 1; j < W; ++j) t = fma_rn(f[j], static_cast<float>(oz2_piece_weight(P, j)), t);
+  return oz2_sym_mod_biased<P>(t);
+}
+// The residue as an int32 (r = bits(r + M) - bits(M): both in [2^23, 2^24), one exponent).
+OZGEMM_HD int32_t oz2_unbias(float biased) {
+  return static_cast<int32_t>(bits_of(biased) - bits_of(kOz2Magic));
 }
 
 // trunc(x 2^e) for finite x, exactly, when |x| 2^e < 2^63 (the scaling guarantees it).
@@ -134,9 +189,23 @@ OZGEMM_HD int oz2_extra_shift(int64_t S, const Ozaki2Constants& c) {
 }
 
 // A row's term of S: ceil(|x| 2^s0)^2 with s0 = shift_from_max(row max) - 1 (<= 64^2).
+// Where |x| 2^s0 < 2^21 (always, under the row's own s0) in 32-bit steps: the norms pass and the
+// FP64 decision were issue-bound on scaled_ceil's 64-bit shifts (H100, ncu); else scaled_ceil.
 OZGEMM_HD int64_t oz2_norm_term(double x, int32_t s0) {
-  const int64_t a = scaled_ceil(x, s0);
-  return a * a;
+  const uint64_t u = bits_of(x);
+  const uint32_t hi = static_cast<uint32_t>(u >> 32), lo = static_cast<uint32_t>(u);
+  const int biased = static_cast<int>((hi >> 20) & 0x7ff);
+  const int p = (biased ? biased - 1075 : -1074) + s0;  // |x| 2^s0 = mant 2^p, mant = mhi 2^32 + lo < 2^53
+  if (p > -32) {
+    const int64_t a = scaled_ceil(x, s0);
+    return a * a;
+  }
+  const uint32_t mhi = (hi & 0xfffffu) | (biased ? 0x100000u : 0u);  // < 2^21
+  const int sh = -p - 32;                                              // floor = mhi >> sh
+  const uint32_t floor_part = sh < 21 ? mhi >> sh : 0u;
+  const bool rest = lo != 0 || (sh < 21 ? (mhi & ((1u << sh) - 1u)) != 0 : mhi != 0);
+  const uint32_t a = floor_part + (rest ? 1u : 0u);  // < 2^21
+  return static_cast<int64_t>(uint64_t(a) * a);
 }
 
 // The CRT reconstruction of one entry from its N residues, in the fixed order above.

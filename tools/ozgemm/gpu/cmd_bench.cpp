@@ -68,6 +68,8 @@ HostProblem make_problem_parallel(const CliOptions& o, const Sizes& s, double ph
 struct Measured {
   double ms = 0;                  // median end to end
   double phase_ms[4] = {0, 0, 0, 0};  // max-reduce, slicing, products, epilogue (emulated only)
+  double phase_call_ms = 0;       // the phase runs' whole calls (median): what the phases leave out
+  double phase_lead_ms = 0;       // from the call's start to the first phase (host work the GPU waits for)
   bool phases = false;
   ref::ErrorMetrics err;
   int runs = 0;
@@ -219,22 +221,31 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   r.emu.ms = median(time_runs(p, sets, stream, warmup, iters, emu));
   r.nonfinite_inputs = nonfinite_inputs(p);
   if (want_phases && v != OZGEMM_VARIANT_NATIVE) {
-    cudaEvent_t ev[5];
+    cudaEvent_t ev[5], call[2];
     for (auto& e : ev) OZ_TOOL_CUDA(cudaEventCreate(&e));
+    for (auto& e : call) OZ_TOOL_CUDA(cudaEventCreate(&e));
     set_phase_events(h, ev);
-    std::vector<double> ph[4];
+    std::vector<double> ph[4], whole, lead;
+    auto elapsed = [](cudaEvent_t a, cudaEvent_t b) {
+      float ms = 0;
+      OZ_TOOL_CUDA(cudaEventElapsedTime(&ms, a, b));
+      return double(ms);
+    };
     for (int it = 0; it < iters; ++it) {
+      OZ_TOOL_CUDA(cudaEventRecord(call[0], stream));
       emu(it % sets.count);
-      OZ_TOOL_CUDA(cudaEventSynchronize(ev[4]));
-      for (int i = 0; i < 4; ++i) {
-        float ms = 0;
-        OZ_TOOL_CUDA(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
-        ph[i].push_back(ms);
-      }
+      OZ_TOOL_CUDA(cudaEventRecord(call[1], stream));
+      OZ_TOOL_CUDA(cudaEventSynchronize(call[1]));
+      for (int i = 0; i < 4; ++i) ph[i].push_back(elapsed(ev[i], ev[i + 1]));
+      whole.push_back(elapsed(call[0], call[1]));
+      lead.push_back(elapsed(call[0], ev[0]));
     }
     set_phase_events(h, nullptr);
     for (auto& e : ev) cudaEventDestroy(e);
+    for (auto& e : call) cudaEventDestroy(e);
     for (int i = 0; i < 4; ++i) r.emu.phase_ms[i] = median(ph[i]);
+    r.emu.phase_call_ms = median(whole);
+    r.emu.phase_lead_ms = median(lead);
     r.emu.phases = true;
   }
   r.native.runs = iters;
@@ -288,6 +299,7 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     if (r.emu.phases) {
       j.field("max_reduce_ms", r.emu.phase_ms[0]).field("slicing_ms", r.emu.phase_ms[1]);
       j.field("products_ms", r.emu.phase_ms[2]).field("epilogue_ms", r.emu.phase_ms[3]);
+      j.field("phase_call_ms", r.emu.phase_call_ms).field("phase_lead_ms", r.emu.phase_lead_ms);
       j.field("products_int8_tops", 2.0 * r.sizes.m * r.sizes.n * r.sizes.k * products / (r.emu.phase_ms[2] * 1e9));
     }
     json_error_fields(j, r.emu.err);
