@@ -105,4 +105,55 @@ cublasStatus_t Int8GemmLt::run_batched(int m, int n, int K, const int8_t* A, int
                         workspace_bytes, stream);
 }
 
+cublasStatus_t Int8GemmLt::run_strided(int m, int n, int K, const int8_t* A, int lda, int64_t stride_a, const int8_t* B,
+                                       int ldb, int64_t stride_b, int32_t* D, int ldd, int64_t stride_d, int batch,
+                                       void* workspace, size_t workspace_bytes, cudaStream_t stream, bool autotune) {
+  auto batched = [&] {
+    return run_batched(m, n, K, A, lda, stride_a, B, ldb, stride_b, D, ldd, stride_d, batch, workspace,
+                       workspace_bytes, stream, autotune);
+  };
+  auto looped = [&] {
+    for (int b = 0; b < batch; ++b) {
+      const cublasStatus_t st = run(m, n, K, A + b * stride_a, lda, B + b * stride_b, ldb, D + b * stride_d, ldd,
+                                    workspace, workspace_bytes, stream, autotune);
+      if (st != CUBLAS_STATUS_SUCCESS) return st;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  if (batch == 1) return looped();
+  const Key key{m, n, K, lda, ldb, ldd, workspace_bytes, batch, stride_a, stride_b, stride_d};
+  auto it = batched_wins_.find(key);
+  if (it == batched_wins_.end()) {
+    bool wins = true;
+    if (autotune && double(m) * double(n) * double(K) * batch >= kAutotuneMinOps) {
+      // Both forms once (each fills its own algorithm cache), then two timed runs of each,
+      // alternating; the faster minimum wins. D is scratch until the final run below.
+      OZ_LT_TRY(batched());
+      OZ_LT_TRY(looped());
+      cudaEvent_t e[3];
+      for (auto& ev : e) cudaEventCreate(&ev);
+      float best_batched = 1e30f, best_looped = 1e30f;
+      cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+      for (int rep = 0; rep < 2 && st == CUBLAS_STATUS_SUCCESS; ++rep) {
+        cudaEventRecord(e[0], stream);
+        st = batched();
+        cudaEventRecord(e[1], stream);
+        if (st == CUBLAS_STATUS_SUCCESS) st = looped();
+        cudaEventRecord(e[2], stream);
+        cudaEventSynchronize(e[2]);
+        float tb = 0, tl = 0;
+        cudaEventElapsedTime(&tb, e[0], e[1]);
+        cudaEventElapsedTime(&tl, e[1], e[2]);
+        best_batched = std::min(best_batched, tb);
+        best_looped = std::min(best_looped, tl);
+      }
+      for (auto& ev : e) cudaEventDestroy(ev);
+      if (st != CUBLAS_STATUS_SUCCESS) return st;
+      wins = best_batched <= best_looped;
+    }
+    it = batched_wins_.emplace(key, wins).first;
+  }
+  return it->second ? batched() : looped();
+}
+
 }  // namespace ozgemm

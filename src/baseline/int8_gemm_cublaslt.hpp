@@ -38,6 +38,13 @@ class Int8GemmLt {
   cublasStatus_t run_batched(int m, int n, int K, const int8_t* A, int lda, int64_t stride_a, const int8_t* B, int ldb,
                              int64_t stride_b, int32_t* D, int ldd, int64_t stride_d, int batch, void* workspace,
                              size_t workspace_bytes, cudaStream_t stream, bool autotune);
+  // The same `batch` products, in one batched launch or in `batch` single launches, whichever took
+  // less time on this shape's first use (autotune and at least kAutotuneMinOps; else batched).
+  // Neither wins everywhere: on the H100 the batched launch was 9% faster at 15 x 4096^3 and 2-8%
+  // slower at 15 x 8192^3 and 15 x 16384 x 8192 x 16384 (Ozaki-II's products, docs/performance.md).
+  cublasStatus_t run_strided(int m, int n, int K, const int8_t* A, int lda, int64_t stride_a, const int8_t* B, int ldb,
+                             int64_t stride_b, int32_t* D, int ldd, int64_t stride_d, int batch, void* workspace,
+                             size_t workspace_bytes, cudaStream_t stream, bool autotune);
 
   static constexpr int kCandidates = 8;
   static constexpr double kAutotuneMinOps = 1073741824.0;  // m*n*K >= 2^30
@@ -51,6 +58,7 @@ class Int8GemmLt {
   cublasLtHandle_t lt_ = nullptr;
   cublasLtMatmulDesc_t desc_ = nullptr;
   std::map<Key, Entry> cache_;
+  std::map<Key, bool> batched_wins_;  // run_strided's choice per shape
 };
 
 }  // namespace ozgemm
