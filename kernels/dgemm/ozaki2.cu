@@ -53,28 +53,30 @@ __device__ __forceinline__ uint32_t residue_word(const nm::Oz2Pieces<W>& v) {
   }
 }
 
-// Residues of modulus I.. N-1 of a thread's 8 consecutive values, 8 bytes packed per modulus
-// (low bytes gathered by byte permutes), written at out + i * plane (the moduli as compile-time constants).
+// Residues of modulus I.. N-1 of a thread's 4 consecutive values, 4 bytes packed per modulus (low
+// bytes gathered by byte permutes), written at out + i * plane (the moduli as compile-time constants).
 template <int I, int N, int W>
-__device__ __forceinline__ void store_residues(const nm::Oz2Pieces<W> (&v)[8], int8_t* out, int64_t plane) {
+__device__ __forceinline__ void store_residues(const nm::Oz2Pieces<W> (&v)[4], int8_t* out, int64_t plane) {
   if constexpr (I < N) {
-    uint32_t w[8];
+    uint32_t w[4];
 #pragma unroll
-    for (int q = 0; q < 8; ++q) w[q] = residue_word<I>(v[q]);
-    const uint32_t lo = __byte_perm(__byte_perm(w[0], w[1], 0x0040), __byte_perm(w[2], w[3], 0x0040), 0x5410);
-    const uint32_t hi = __byte_perm(__byte_perm(w[4], w[5], 0x0040), __byte_perm(w[6], w[7], 0x0040), 0x5410);
-    *reinterpret_cast<uint2*>(out + I * plane) = make_uint2(lo, hi);
+    for (int q = 0; q < 4; ++q) w[q] = residue_word<I>(v[q]);
+    *reinterpret_cast<uint32_t*>(out + I * plane) =
+        __byte_perm(__byte_perm(w[0], w[1], 0x0040), __byte_perm(w[2], w[3], 0x0040), 0x5410);
     store_residues<I + 1, N>(v, out, plane);
   }
 }
 
-// Each thread: 8 consecutive k-indices of one row (a warp writes 64 contiguous bytes of 4 rows per
-// modulus). kpad is a multiple of 8, so a thread's 8 indices are all below kpad or all past it.
+// Each thread: 8 consecutive k-indices of one row, in two groups of 4 (a warp writes 4 rows x 64
+// contiguous bytes per modulus over the two groups). kpad is a multiple of 8, so a thread's 8
+// indices are all below kpad or all past it.
 // The residues are FP32 arithmetic (numerics/ozaki2.hpp, oz2_residue_biased): the integer form
 // (three 32-bit divisions' worth of IMAD/ISETP per residue) left this pass issue-bound at about
-// twice its memory time (H100, 8192^3, N = 15: 0.89 ms a pass, ALU pipe 66%; ncu).
+// twice its memory time (H100, 8192^3, N = 15: 0.89 ms a pass, ALU pipe 66%; ncu). Groups of 4
+// values hold 20 pieces instead of 40: registers capped for 6 CTAs an SM (8 values at once took 64
+// registers, 4 CTAs, and the FP32 form ran at 0.68 ms with 67% of the DRAM rate; ncu).
 template <int N>
-__global__ void __launch_bounds__(kThreads, 4) oz2_residues_kernel(OperandView v, const int32_t* __restrict__ shift,
+__global__ void __launch_bounds__(kThreads, 6) oz2_residues_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                                  const int64_t* __restrict__ S, nm::Ozaki2Constants c,
                                                                  int64_t rows_pad, int64_t kpad, int64_t plane,
                                                                  int8_t* __restrict__ res, int32_t* __restrict__ sft) {
@@ -95,13 +97,16 @@ __global__ void __launch_bounds__(kThreads, 4) oz2_residues_kernel(OperandView v
   const int64_t r = r0 + rr, l = l0 + 8 * part;
   if (r >= rows_pad || l >= kpad) return;
   const int32_t s = row_sft[rr];
-  nm::Oz2Pieces<W> pieces[8];
+#pragma unroll 1
+  for (int g = 0; g < 2; ++g) {
+    nm::Oz2Pieces<W> pieces[4];
 #pragma unroll
-  for (int q = 0; q < 8; ++q) {
-    const double x = t[rr][8 * part + q];
-    pieces[q] = nm::oz2_pieces_of_scaled<W>(nm::is_finite(x) ? x : 0.0, s);
+    for (int q = 0; q < 4; ++q) {
+      const double x = t[rr][8 * part + 4 * g + q];
+      pieces[q] = nm::oz2_pieces_of_scaled<W>(nm::is_finite(x) ? x : 0.0, s);
+    }
+    store_residues<0, N>(pieces, res + r * kpad + l + 4 * g, plane);
   }
-  store_residues<0, N>(pieces, res + r * kpad + l, plane);
 }
 
 // k past one int32 chunk: plane = sym_mod(plane + partial, p) (int64 sum, exact).
@@ -175,8 +180,8 @@ cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, c
   if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
   const int64_t tiles = tile::count(rows_pad, kpad);
   if (tiles > tile::kMaxTiles) return cudaErrorInvalidValue;
-  // Packed 8-byte stores: kpad, plane and res multiples of 8.
-  if (kpad % 8 || plane % 8 || reinterpret_cast<uintptr_t>(res) % 8) return cudaErrorInvalidValue;
+  // Packed 4-byte stores, 8 values a thread: kpad a multiple of 8, plane and res of 4.
+  if (kpad % 8 || plane % 4 || reinterpret_cast<uintptr_t>(res) % 4) return cudaErrorInvalidValue;
   return with_moduli_count(c.n, [&](auto n) {
     oz2_residues_kernel<decltype(n)::value>
         <<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, S, c, rows_pad, kpad, plane, res, sft);
