@@ -67,9 +67,10 @@ __device__ __forceinline__ void store_residues(const nm::Oz2Pieces<W> (&v)[4], i
   }
 }
 
-// Each thread: 8 consecutive k-indices of one row, in two groups of 4 (a warp writes 4 rows x 64
-// contiguous bytes per modulus over the two groups). kpad is a multiple of 8, so a thread's 8
-// indices are all below kpad or all past it.
+// Each thread: 8 k-indices of one row in two groups of 4 consecutive ones, 4 * part + 32 * g (g = 0,
+// 1): each group's stores cover whole 32-byte sectors, 8 threads a row writing 32 contiguous bytes
+// per modulus (groups of 4 consecutive values per thread, half a sector a store, measured 2.8x
+// slower: partial-sector writes). kpad is a multiple of 8, so a group is all below kpad or all past it.
 // The residues are FP32 arithmetic (numerics/ozaki2.hpp, oz2_residue_biased): the integer form
 // (three 32-bit divisions' worth of IMAD/ISETP per residue) left this pass issue-bound at about
 // twice its memory time (H100, 8192^3, N = 15: 0.89 ms a pass, ALU pipe 66%; ncu). Groups of 4
@@ -80,7 +81,7 @@ __global__ void __launch_bounds__(kThreads, 6) oz2_residues_kernel(OperandView v
                                                                  const int64_t* __restrict__ S, nm::Ozaki2Constants c,
                                                                  int64_t rows_pad, int64_t kpad, int64_t plane,
                                                                  int8_t* __restrict__ res, int32_t* __restrict__ sft) {
-  static_assert(tile::kCols == 8 * 8, "8 threads a row, 8 values each");
+  static_assert(tile::kCols == 8 * 8, "8 threads a row, 2 groups of 4 values each");
   constexpr int W = nm::oz2_pieces(N);
   __shared__ tile::Tile t;
   __shared__ int32_t row_sft[tile::kRows];
@@ -94,18 +95,20 @@ __global__ void __launch_bounds__(kThreads, 6) oz2_residues_kernel(OperandView v
   }
   __syncthreads();
   const int rr = threadIdx.x / 8, part = threadIdx.x % 8;
-  const int64_t r = r0 + rr, l = l0 + 8 * part;
-  if (r >= rows_pad || l >= kpad) return;
+  const int64_t r = r0 + rr;
+  if (r >= rows_pad) return;
   const int32_t s = row_sft[rr];
 #pragma unroll 1
   for (int g = 0; g < 2; ++g) {
+    const int ll = 4 * part + 32 * g;  // the group's first k-index in the tile
+    if (l0 + ll >= kpad) return;
     nm::Oz2Pieces<W> pieces[4];
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      const double x = t[rr][8 * part + 4 * g + q];
+      const double x = t[rr][ll + q];
       pieces[q] = nm::oz2_pieces_of_scaled<W>(nm::is_finite(x) ? x : 0.0, s);
     }
-    store_residues<0, N>(pieces, res + r * kpad + l + 4 * g, plane);
+    store_residues<0, N>(pieces, res + r * kpad + l0 + ll, plane);
   }
 }
 
@@ -180,7 +183,7 @@ cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, c
   if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
   const int64_t tiles = tile::count(rows_pad, kpad);
   if (tiles > tile::kMaxTiles) return cudaErrorInvalidValue;
-  // Packed 4-byte stores, 8 values a thread: kpad a multiple of 8, plane and res of 4.
+  // Packed 4-byte stores, groups of 4 at multiples of 4: kpad a multiple of 8 (whole groups), plane and res of 4.
   if (kpad % 8 || plane % 4 || reinterpret_cast<uintptr_t>(res) % 4) return cudaErrorInvalidValue;
   return with_moduli_count(c.n, [&](auto n) {
     oz2_residues_kernel<decltype(n)::value>
