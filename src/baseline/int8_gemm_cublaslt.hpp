@@ -38,8 +38,9 @@ class Int8GemmLt {
   cublasStatus_t run_batched(int m, int n, int K, const int8_t* A, int lda, int64_t stride_a, const int8_t* B, int ldb,
                              int64_t stride_b, int32_t* D, int ldd, int64_t stride_d, int batch, void* workspace,
                              size_t workspace_bytes, cudaStream_t stream, bool autotune);
-  // The same `batch` products, in one batched launch or in `batch` single launches, whichever took
-  // less time on this shape's first use (autotune and at least kAutotuneMinOps; else batched).
+  // The same `batch` products, in one batched launch or in `batch` single launches: timed on this
+  // shape's first use (autotune and at least kAutotuneMinOps), batched only when faster by
+  // kBatchedMargin; untimed, batched (small problems: one launch instead of `batch`).
   // Neither wins everywhere: on the H100 the batched launch was 9% faster at 15 x 4096^3 and 2-8%
   // slower at 15 x 8192^3 and 15 x 16384 x 8192 x 16384 (Ozaki-II's products, docs/performance.md).
   cublasStatus_t run_strided(int m, int n, int K, const int8_t* A, int lda, int64_t stride_a, const int8_t* B, int ldb,
@@ -48,6 +49,7 @@ class Int8GemmLt {
 
   static constexpr int kCandidates = 8;
   static constexpr double kAutotuneMinOps = 1073741824.0;  // m*n*K >= 2^30
+  static constexpr double kBatchedMargin = 0.03;            // run_strided: batched must win by 3%
 
  private:
   using Key = std::tuple<int, int, int, int, int, int, size_t, int, int64_t, int64_t, int64_t>;
