@@ -120,37 +120,7 @@ cublasStatus_t Int8GemmLt::run_strided(int m, int n, int K, const int8_t* A, int
     }
     return CUBLAS_STATUS_SUCCESS;
   };
-  if (batch == 1) return looped();
-  const Key key{m, n, K, lda, ldb, ldd, workspace_bytes, batch, stride_a, stride_b, stride_d};
-  auto it = batched_wins_.find(key);
-  if (it == batched_wins_.end()) {
-    bool wins = true;  // untimed (small or autotune off): one launch
-    if (autotune && double(m) * double(n) * double(K) * batch >= kAutotuneMinOps) {
-      // Both forms once (each fills its own algorithm cache), then timed in the order batched,
-      // looped, looped, batched (a clock drift over the runs costs both alike); the batched launch
-      // is kept only when it is faster by kBatchedMargin, else one launch a product (measured on
-      // the H100: 9% faster at 15 x 4096^3, within noise or slower at 8192^3 and 16384^3, where a
-      // two-run order without the margin once kept it and cost 4%).
-      OZ_LT_TRY(batched());
-      OZ_LT_TRY(looped());
-      cudaEvent_t e[5];
-      for (auto& ev : e) cudaEventCreate(&ev);
-      cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-      cudaEventRecord(e[0], stream);
-      for (int i = 0; i < 4 && st == CUBLAS_STATUS_SUCCESS; ++i) {
-        st = (i == 0 || i == 3) ? batched() : looped();
-        cudaEventRecord(e[i + 1], stream);
-      }
-      cudaEventSynchronize(e[4]);
-      float t[4] = {0, 0, 0, 0};
-      for (int i = 0; i < 4; ++i) cudaEventElapsedTime(&t[i], e[i], e[i + 1]);
-      for (auto& ev : e) cudaEventDestroy(ev);
-      if (st != CUBLAS_STATUS_SUCCESS) return st;
-      wins = (t[0] + t[3]) * (1.0 + kBatchedMargin) < t[1] + t[2];
-    }
-    it = batched_wins_.emplace(key, wins).first;
-  }
-  return it->second ? batched() : looped();
+  return batch > 1 && double(m) * double(n) * double(K) <= kBatchedMaxOps ? batched() : looped();
 }
 
 }  // namespace ozgemm

@@ -38,18 +38,19 @@ class Int8GemmLt {
   cublasStatus_t run_batched(int m, int n, int K, const int8_t* A, int lda, int64_t stride_a, const int8_t* B, int ldb,
                              int64_t stride_b, int32_t* D, int ldd, int64_t stride_d, int batch, void* workspace,
                              size_t workspace_bytes, cudaStream_t stream, bool autotune);
-  // The same `batch` products, in one batched launch or in `batch` single launches: timed on this
-  // shape's first use (autotune and at least kAutotuneMinOps), batched only when faster by
-  // kBatchedMargin; untimed, batched (small problems: one launch instead of `batch`).
-  // Neither wins everywhere: on the H100 the batched launch was 9% faster at 15 x 4096^3 and 2-8%
-  // slower at 15 x 8192^3 and 15 x 16384 x 8192 x 16384 (Ozaki-II's products, docs/performance.md).
+  // The same `batch` products, in one batched launch when one product has at most kBatchedMaxOps
+  // multiply-adds, else in `batch` single launches. Measured on the H100 (Ozaki-II's 15 products,
+  // docs/performance.md): batched 8% faster at 4096^3 (launch ramps and the last wave amortised),
+  // 2-4% slower at 8192^3 and 16384 x 8192 x 16384. Choosing by timing on first use was tried and
+  // dropped: under the clock drift of back-to-back products the choice (and the algorithm autotune
+  // run after it) came out differently from run to run, and once cost 10% at 8192^3.
   cublasStatus_t run_strided(int m, int n, int K, const int8_t* A, int lda, int64_t stride_a, const int8_t* B, int ldb,
                              int64_t stride_b, int32_t* D, int ldd, int64_t stride_d, int batch, void* workspace,
                              size_t workspace_bytes, cudaStream_t stream, bool autotune);
 
   static constexpr int kCandidates = 8;
   static constexpr double kAutotuneMinOps = 1073741824.0;  // m*n*K >= 2^30
-  static constexpr double kBatchedMargin = 0.03;            // run_strided: batched must win by 3%
+  static constexpr double kBatchedMaxOps = 68719476736.0;   // run_strided: m*n*K <= 2^36 (4096^3) batched
 
  private:
   using Key = std::tuple<int, int, int, int, int, int, size_t, int, int64_t, int64_t, int64_t>;
@@ -60,7 +61,6 @@ class Int8GemmLt {
   cublasLtHandle_t lt_ = nullptr;
   cublasLtMatmulDesc_t desc_ = nullptr;
   std::map<Key, Entry> cache_;
-  std::map<Key, bool> batched_wins_;  // run_strided's choice per shape
 };
 
 }  // namespace ozgemm

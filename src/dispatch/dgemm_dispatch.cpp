@@ -342,7 +342,7 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
     for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
       const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0), nrows = std::min(plan.m_chunk, plan.m_pad - row0);
       // Modulus i's product into plane i: all moduli through run_strided when k is one int32 chunk
-      // (one batched launch or a launch a modulus, whichever was faster on this shape); past it, each further chunk's product goes to the partial plane and is folded in
+      // (one batched launch for products up to 4096^3, else a launch a modulus); past it, each further chunk's product goes to the partial plane and is folded in
       // modulo p_i.
       if (plan.kchunks == 1) {
         if (ctx.lt->run_strided(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(plan.kpad),
