@@ -43,9 +43,10 @@ constexpr HopperRule kHopperRules[] = {
 constexpr double kOzaki2DecisionProducts = 5.3;
 // Effective product rates (TFLOPS x products) of the best measured Hopper variants, for ranking:
 // Ozaki-I 61.6 TFLOPS at 6 slices (21 products, partially fused, 8192^3, 2026-11-21);
-// Ozaki-II 70.9 TFLOPS at 15 moduli (8192^3, 2026-11-23).
+// Ozaki-II 72.8 TFLOPS at 15 moduli (8192^3, 2026-11-23, commit 6acd9db:
+// bench/results/2026-11-23-h100-ozaki2-step3/call8-final-6acd9db).
 constexpr double kHopperOzaki1ProductRate = 61.6 * 21;
-constexpr double kHopperOzaki2ProductRate = 70.9 * 15;
+constexpr double kHopperOzaki2ProductRate = 72.8 * 15;
 
 const ArchRates& closest_arch(const DeviceDesc& dev) {
   const ArchRates* best = &kArchRates[0];  // the closest known architecture not newer
