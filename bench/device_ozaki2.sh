@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/device_ozaki2.sh — one device call: the Ozaki-II GPU tests, then `ozgemm bench --scheme ozaki2`
-# at the issue's sizes and moduli counts beside native DGEMM (same inputs, phi = 0.5 unless PHIS).
+# at the issue's sizes and moduli counts beside native DGEMM (same inputs, phi = 0.5 unless PHIS),
+# for each of VARIANTS (default auto; e.g. "unfused partially-fused").
 # Binaries as bench/device_check.sh ($NEW); output under $OUT (ozaki2.txt, results_ozaki2.tgz).
 # SANITIZE=1: memcheck and racecheck of the shape tests too. SIDE_BY_SIDE=path: also run that
 # bench/gemmul8/side_by_side binary (native, ozgemm Ozaki-II, GEMMul8 on the same inputs) at
@@ -18,9 +19,9 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     echo "compute-sanitizer $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? from .* ran|PASSED|FAILED' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
   done
 fi
-for n in ${SIZES:-4096 8192 16384}; do for N in ${MODULI:-14 15}; do for phi in ${PHIS:-0.5}; do
-  f="$OUT/ozaki2/oz2_${n}_N${N}_phi${phi}.json"
-  "$NEW/ozgemm" bench --m $n --n $n --k $n --phi $phi --scheme ozaki2 --moduli $N --iters ${ITERS:-5} --json > "$f" 2> "$f.err" || cat "$f.err"
+for n in ${SIZES:-4096 8192 16384}; do for N in ${MODULI:-14 15}; do for phi in ${PHIS:-0.5}; do for v in ${VARIANTS:-auto}; do
+  f="$OUT/ozaki2/oz2_${n}_N${N}_phi${phi}_${v}.json"
+  "$NEW/ozgemm" bench --m $n --n $n --k $n --phi $phi --scheme ozaki2 --moduli $N --variant $v --iters ${ITERS:-5} --json > "$f" 2> "$f.err" || cat "$f.err"
   python3 - "$f" <<'PY'
 import json, sys
 try:
@@ -30,11 +31,11 @@ except Exception as e:
 o, n, md = r["ozgemm"], r["native_dgemm"], r["model"]
 ceil_ms = 2.0 * r["m"] * r["n"] * r["k"] * r["moduli"] / (md["measured_int8_tops"] * 1e9)
 ph = " ".join(f'{k[:-3]}={o[k]:.2f}' for k in ("max_reduce_ms", "slicing_ms", "products_ms", "epilogue_ms", "phase_call_ms", "phase_lead_ms") if k in o)
-print(f'{r["m"]}^3 phi={r["phi"]} ozaki2 N={r["moduli"]}: {o["ms"]:.2f} ms {o["tflops"]:.1f} TF comperr {o["componentwise"]:.2e} '
+print(f'{r["m"]}^3 phi={r["phi"]} ozaki2 N={r["moduli"]} {r["variant"]}: {o["ms"]:.2f} ms {o["tflops"]:.1f} TF comperr {o["componentwise"]:.2e} '
       f'| native {n["ms"]:.2f} ms {n["tflops"]:.1f} TF comperr {n["componentwise"]:.2e} | ceiling {ceil_ms:.2f} ms '
       f'({2e-9*r["m"]*r["n"]*r["k"]/ceil_ms:.0f} TF at {md["measured_int8_tops"]:.0f} TOPS) | phases ms: {ph}')
 PY
-done; done; done
+done; done; done; done
 if [ -n "${SIDE_BY_SIDE:-}" ]; then
   M=${MODULI:-14 15}
   for n in ${SIDE_SIZES:-4096 8192 16384}; do for phi in ${SIDE_PHIS:-0.5}; do

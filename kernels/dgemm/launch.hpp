@@ -156,9 +156,9 @@ bool fused_portable_built();
 //                         for r < rows_pad, l < kpad (0 for padding and Inf/NaN);
 //   launch_oz2_accumulate: k past one int32 chunk: plane = sym_mod(plane + partial, p) over rows x
 //                         cols (both int32, leading dimension ld);
-//   launch_oz2_reconstruct: C entries of a chunk from the N int32 product planes (plane i at
-//                         products + i * plane_elems, entry (r, c) at r + c * ld; each reduced to
-//                         sym_mod(., p_i) here), the CRT and the scaling back.
+//   launch_oz2_reconstruct: C entries of a chunk from the N product planes (plane i at
+//                         + i * plane_elems, entry (r, c) at r + c * ld; int32 planes reduced to
+//                         sym_mod(., p_i) here, int8 ones already reduced), the CRT and the scaling back.
 cudaError_t launch_oz2_norms(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t* S,
                              cudaStream_t stream);
 cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, const int64_t* S,
@@ -166,8 +166,32 @@ cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, c
                                 int8_t* res, int32_t* sft, cudaStream_t stream);
 cudaError_t launch_oz2_accumulate(const int32_t* partial, int32_t* plane, int64_t ld, int64_t rows, int64_t cols,
                                   int32_t p, cudaStream_t stream);
+// Ozaki-II's products on Hopper with the reduction in the epilogue (ozaki2_products_sm90.cuh): for
+// each modulus i < constants->n, D + i * stride_d (m x n int8, column-major, ldd) = sym_mod of
+// (A + i * stride_a)(B + i * stride_b)^T modulo p_i, A's m rows and B's n columns k-contiguous (lda,
+// ldb), every stride and ld a multiple of kOz2ProductsAlign bytes, k <= numerics::kOz2ChunkK. One
+// launch. cudaErrorNotSupported when this build has no sm_90a code or the arguments do not fit.
+struct Oz2ProductsArgs {
+  const int8_t* A;
+  int64_t lda, stride_a;
+  const int8_t* B;
+  int64_t ldb, stride_b;
+  int8_t* D;
+  int64_t ldd, stride_d;
+  int64_t m, n, k;
+  const numerics::Ozaki2Constants* constants;
+  int sm_count;  // the persistent grid's size
+  void* workspace;
+  size_t workspace_bytes;
+};
+cudaError_t launch_oz2_products_sm90(const Oz2ProductsArgs& args, cudaStream_t stream);
+bool oz2_products_sm90_built();
+
+// The reconstruction reads either the unfused path's int32 product planes (`products`, reduced here)
+// or the Hopper products' int8 residue planes (`residues`, reduced in the GEMM): exactly one is set.
 struct Oz2ReconstructArgs {
   const int32_t* products;
+  const int8_t* residues;
   int64_t ld, plane_elems;
   int64_t row0, m_rows, col0, n_cols;  // this chunk of C
   const int32_t *sft_a, *sft_b, *flag_a, *flag_b;

@@ -1,7 +1,8 @@
 // The Ozaki scheme II's kernels (ozgemm/numerics/ozaki2.hpp; launch.hpp lists them): the norms and
 // residues of an operand, the reduction of each modulus' int32 products past one k chunk, and the CRT
-// reconstruction from the int32 product planes.
-// The INT8 products themselves are cuBLASLt's (src/dispatch). Same numerics as the host reference
+// reconstruction from the product planes (int32 or int8).
+// The INT8 products themselves are cuBLASLt's (src/dispatch) or the Hopper GEMM's
+// (ozaki2_products_sm90.cu). Same numerics as the host reference
 // (src/reference/ozaki2_reference.cpp).
 #include <type_traits>
 
@@ -122,17 +123,22 @@ __global__ void oz2_accumulate_kernel(const int32_t* __restrict__ partial, int32
   plane[at] = nm::sym_mod(int64_t(plane[at]) + partial[at], p);
 }
 
-// Residue of modulus I.. N-1 of one entry from the int32 product planes.
-template <int I, int N>
-__device__ __forceinline__ void load_residues(const int32_t* at, int64_t plane, int32_t (&u)[N]) {
+// Residue of modulus I.. N-1 of one entry from the product planes: int32 ones (cuBLASLt's sums)
+// reduced here, int8 ones (the Hopper products') already residues.
+template <int I, int N, class Plane>
+__device__ __forceinline__ void load_residues(const Plane* at, int64_t plane, int32_t (&u)[N]) {
   if constexpr (I < N) {
-    u[I] = nm::sym_mod_i32<nm::kModuliTable[I]>(at[I * plane]);
+    if constexpr (std::is_same_v<Plane, int8_t>)
+      u[I] = at[I * plane];
+    else
+      u[I] = nm::sym_mod_i32<nm::kModuliTable[I]>(at[I * plane]);
     load_residues<I + 1, N>(at, plane, u);
   }
 }
 
-template <int N>
-__global__ void __launch_bounds__(256) oz2_reconstruct_kernel(Oz2ReconstructArgs a, nm::Ozaki2Constants c) {
+template <int N, class Plane>
+__global__ void __launch_bounds__(256) oz2_reconstruct_kernel(Oz2ReconstructArgs a, const Plane* __restrict__ planes,
+                                                              nm::Ozaki2Constants c) {
   const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t col = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;
   if (r >= a.m_rows || col >= a.n_cols) return;
@@ -142,7 +148,7 @@ __global__ void __launch_bounds__(256) oz2_reconstruct_kernel(Oz2ReconstructArgs
     acc = special_dot_device(a.a, a.b, rg, cg);
   } else {
     int32_t u[N];
-    load_residues<0, N>(a.products + r + col * a.ld, a.plane_elems, u);
+    load_residues<0, N>(planes + r + col * a.ld, a.plane_elems, u);
     const double y = nm::oz2_reconstruct_n(c, N, [&](int i) { return u[i]; });
     acc = nm::scale_pow2(y, -(a.sft_a[rg] + a.sft_b[cg]));
   }
@@ -205,8 +211,12 @@ cudaError_t launch_oz2_reconstruct(const Oz2ReconstructArgs& args, const nm::Oza
   if (args.m_rows <= 0 || args.n_cols <= 0) return cudaSuccess;
   const dim3 block(128, 2), grid = grid_2d(args.m_rows, args.n_cols, block);
   if (grid.y > 65535) return cudaErrorInvalidValue;
+  if ((args.products == nullptr) == (args.residues == nullptr)) return cudaErrorInvalidValue;
   return with_moduli_count(c.n, [&](auto n) {
-    oz2_reconstruct_kernel<decltype(n)::value><<<grid, block, 0, stream>>>(args, c);
+    if (args.residues)
+      oz2_reconstruct_kernel<decltype(n)::value><<<grid, block, 0, stream>>>(args, args.residues, c);
+    else
+      oz2_reconstruct_kernel<decltype(n)::value><<<grid, block, 0, stream>>>(args, args.products, c);
     return cudaGetLastError();
   });
 }

@@ -88,6 +88,23 @@ constexpr FusedGrid fused_grid(int64_t rows, int64_t cols, TileShape t) {
 }
 constexpr int64_t kMaxGridY = 65535;  // CUDA's grid.y limit (columns of tiles)
 
+// Ozaki-II's products on Hopper (ozaki2_products_sm90.cuh): CUTLASS's own persistent warp-specialised
+// INT8 GEMM with the modular reduction in its epilogue, one launch over the tiles of every modulus.
+// kPingpong: CUTLASS's ping-pong schedule (two consumer warp groups on alternate tiles) instead of the
+// cooperative one (both on one tile); kSwizzle: the persistent scheduler's rasterisation swizzle.
+template <int kTileM_, int kTileN_, int kClusterM_, int kClusterN_, bool kPingpong_, int kSwizzle_>
+struct Sm90Oz2ProductsPolicyT {
+  static constexpr int kTileM = kTileM_, kTileN = kTileN_, kTileK = 128;
+  static constexpr int kClusterM = kClusterM_, kClusterN = kClusterN_;
+  static constexpr bool kPingpong = kPingpong_;
+  static constexpr int kSwizzle = kSwizzle_;
+};
+// The library's configuration (H100 measurements: docs/performance.md, "Fourth step").
+using Sm90Oz2ProductsPolicy = Sm90Oz2ProductsPolicyT<128, 256, 2, 1, false, 1>;
+// Its operands and planes: k and leading dimensions in multiples of 16 bytes (TMA), as the unfused
+// path's (UnfusedPolicy below) already are.
+constexpr int64_t kOz2ProductsAlign = 16;
+
 // The unfused path: our slicing kernel writes operands for cuBLASLt's IMMA kernels, which want
 // rows and leading dimensions in multiples of 16 bytes and k in multiples of 16; the epilogue kernel
 // (reconstruct_epilogue.cu) runs 128 x 2 threads a block, at most kMaxChunkCols columns a launch.

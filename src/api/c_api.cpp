@@ -87,20 +87,22 @@ bool fp64_mode(const ozgemmContext* h) {
   return h->accuracy == OZGEMM_ACCURACY_FP64 && h->variant != ozgemm::Variant::Native;
 }
 
-// Ozaki-II's plan: the unfused path only (AUTO or UNFUSED).
+// Ozaki-II's plan at the handle's moduli count (NOT_SUPPORTED for a variant Ozaki-II has not on this
+// device or build: FULLY_FUSED anywhere, PARTIALLY_FUSED off Hopper).
 ozgemmStatus_t plan_oz2(const ozgemmContext* h, const GemmShape& s, ozgemm::Ozaki2Plan* plan) {
-  if (!h->ozaki2_variant()) return OZGEMM_STATUS_NOT_SUPPORTED;
-  return ozgemm::plan_ozaki2(s, h->effective_moduli(), h->dev, plan).empty() ? OZGEMM_STATUS_SUCCESS
-                                                                              : OZGEMM_STATUS_INVALID_VALUE;
+  if (!ozgemm::ozaki2_variant_unavailable(h->variant, h->dev).empty()) return OZGEMM_STATUS_NOT_SUPPORTED;
+  return ozgemm::plan_ozaki2(s, h->effective_moduli(), h->variant, h->dev, plan).empty() ? OZGEMM_STATUS_SUCCESS
+                                                                                          : OZGEMM_STATUS_INVALID_VALUE;
 }
 
-void describe_oz2(const ozgemmContext* h, ozgemmCallInfo_t* info) {
+void describe_oz2(const ozgemm::Ozaki2Plan& plan, ozgemmCallInfo_t* info) {
   *info = ozgemmCallInfo_t{};
   info->scheme = OZGEMM_SCHEME_OZAKI2;
-  info->moduli = h->effective_moduli();
-  info->variant = OZGEMM_VARIANT_UNFUSED;
-  std::snprintf(info->reason, sizeof info->reason, "Ozaki-II: %d moduli (FIXED), unfused, no bound computed",
-                info->moduli);
+  info->moduli = plan.moduli;
+  info->variant = static_cast<ozgemmVariant_t>(plan.variant);
+  std::snprintf(info->reason, sizeof info->reason, "Ozaki-II: %d moduli (FIXED), %s, no bound computed%s%s",
+                info->moduli, ozgemm::variant_name(plan.variant), plan.fallback.empty() ? "" : "; ran unfused: ",
+                plan.fallback.c_str());
 }
 
 }  // namespace
@@ -289,7 +291,7 @@ ozgemmStatus_t ozgemmPlanCall(ozgemmHandle_t h, cublasOperation_t ta, cublasOper
   if (h->ozaki2() && (h->fixed_ozaki2() || m == 0 || n == 0 || k == 0)) {
     ozgemm::Ozaki2Plan p2;
     st = plan_oz2(h, s, &p2);
-    if (st == OZGEMM_STATUS_SUCCESS) describe_oz2(h, info);
+    if (st == OZGEMM_STATUS_SUCCESS) describe_oz2(p2, info);
     return st;
   }
   if (m == 0 || n == 0 || k == 0 || !fp64_mode(h)) {
@@ -394,7 +396,7 @@ ozgemmStatus_t ozgemmGetPlannedVariant(ozgemmHandle_t h, cublasOperation_t ta, c
   if (st == OZGEMM_STATUS_SUCCESS && h->ozaki2()) {
     ozgemm::Ozaki2Plan p2;
     st = plan_oz2(h, s, &p2);
-    if (st == OZGEMM_STATUS_SUCCESS) *variant = OZGEMM_VARIANT_UNFUSED;
+    if (st == OZGEMM_STATUS_SUCCESS) *variant = static_cast<ozgemmVariant_t>(p2.variant);
     return st;
   }
   ozgemm::Plan plan;
@@ -447,7 +449,7 @@ ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperati
     st = plan_oz2(h, s, &p2);
     if (st == OZGEMM_STATUS_SUCCESS) st = ozgemm::detail::ensure_workspace(h, p2.workspace_bytes, &ws);
     if (st == OZGEMM_STATUS_SUCCESS) st = ozgemm::dispatch::run_ozaki2(exec, p2, s, al, A, B, be, C, ws);
-    if (st == OZGEMM_STATUS_SUCCESS) describe_oz2(h, &h->last);
+    if (st == OZGEMM_STATUS_SUCCESS) describe_oz2(p2, &h->last);
     return st;
   }
   if (fp64_mode(h)) {

@@ -63,8 +63,7 @@ void describe_fixed(const ozgemmContext* h, const Plan& plan, ozgemmCallInfo_t* 
 }
 
 std::string ozaki2_unavailable(const ozgemmContext* h, const GemmShape& s, int moduli, Ozaki2Plan* plan) {
-  if (!h->ozaki2_variant()) return "Ozaki-II runs unfused only";
-  return plan_ozaki2(s, moduli, h->dev, plan);
+  return plan_ozaki2(s, moduli, h->variant, h->dev, plan);
 }
 
 ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A, const double* B, Plan* plan,
@@ -95,8 +94,8 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
     }
   }
   if (oz2) {
-    if (h->scheme == Scheme::Ozaki2 && !h->ozaki2_variant())
-      return OZGEMM_STATUS_NOT_SUPPORTED;  // as FIXED mode: Ozaki-II has no fused variant
+    if (h->scheme == Scheme::Ozaki2 && !ozaki2_variant_unavailable(h->variant, h->dev).empty())
+      return OZGEMM_STATUS_NOT_SUPPORTED;  // as FIXED mode: a variant Ozaki-II has not here
     why2 = ozaki2_unavailable(h, s, kMaxModuli, &largest2);
     if (why2.empty() && h->variant == Variant::Auto && !auto_ozaki2(s, kMinModuli, h->dev))
       why2 = "Ozaki-II slower than native at this shape";
@@ -160,7 +159,7 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
       oz2 = false;
       why2 = "Ozaki-II at " + std::to_string(moduli) + " moduli slower than native here";
     } else {
-      const std::string why = plan_ozaki2(s, moduli, h->dev, plan2);
+      const std::string why = ozaki2_unavailable(h, s, moduli, plan2);
       if (!why.empty()) return OZGEMM_STATUS_INVALID_VALUE;  // the candidate check planned 16 moduli
     }
   }
@@ -206,10 +205,11 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
   if (take2) {
     info->scheme = OZGEMM_SCHEME_OZAKI2;
     info->moduli = moduli;
-    info->variant = OZGEMM_VARIANT_UNFUSED;
+    info->variant = static_cast<ozgemmVariant_t>(plan2->variant);
     info->bound = bound2;
     set_reason(info, "FP64 mode: Ozaki-II, " + std::to_string(moduli) + " moduli, bound " + fmt(bound2) +
-                         " u|A||B| <= " + fmt(info->target) + other);
+                         " u|A||B| <= " + fmt(info->target) + other +
+                         (plan2->fallback.empty() ? std::string() : "; ran unfused: " + plan2->fallback));
     return OZGEMM_STATUS_SUCCESS;
   }
   info->scheme = OZGEMM_SCHEME_OZAKI1;

@@ -46,8 +46,6 @@ struct ozgemmContext {
   int effective_moduli() const { return moduli > 0 ? moduli : ozgemm::kDefaultModuli; }
   // Ozaki-II is the only scheme (scheme OZAKI2 and a variant other than NATIVE).
   bool ozaki2() const { return scheme == ozgemm::Scheme::Ozaki2 && variant != ozgemm::Variant::Native; }
-  // Ozaki-II runs unfused only: the variants that can take it.
-  bool ozaki2_variant() const { return variant == ozgemm::Variant::Auto || variant == ozgemm::Variant::Unfused; }
   // FIXED mode's Ozaki-II: the handle's moduli count, no decision.
   bool fixed_ozaki2() const { return ozaki2() && accuracy == OZGEMM_ACCURACY_FIXED; }
   ozgemm::dispatch::ExecContext exec() {

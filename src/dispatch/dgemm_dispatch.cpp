@@ -306,7 +306,9 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
   auto* sft_b = reinterpret_cast<int32_t*>(ws + plan.off_sft_b);
   auto* res_a = reinterpret_cast<int8_t*>(ws + plan.off_res_a);
   auto* res_b = reinterpret_cast<int8_t*>(ws + plan.off_res_b);
+  const bool fused = plan.variant == Variant::PartiallyFused;  // int8 planes from the Hopper products
   auto* products = reinterpret_cast<int32_t*>(ws + plan.off_products);
+  auto* residues = reinterpret_cast<int8_t*>(ws + plan.off_products);
   auto* partial = reinterpret_cast<int32_t*>(ws + plan.off_partial);
   const kernels::OperandView va = view_of_op_a(shape, A), vb = view_of_op_b(shape, B);
   cudaStream_t st = ctx.stream;
@@ -324,7 +326,8 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
   OZ_CUDA_TRY(kernels::launch_oz2_residues(vb, shift_b, S_b, cst, plan.n_pad, plan.kpad, plan.res_b_plane(), res_b, sft_b, st));
   record(ctx, 2);
   kernels::Oz2ReconstructArgs e{};
-  e.products = products;
+  e.products = fused ? nullptr : products;
+  e.residues = fused ? residues : nullptr;
   e.ld = plan.m_chunk;
   e.plane_elems = plan.product_plane();
   e.sft_a = sft_a;
@@ -344,7 +347,27 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
       // Modulus i's product into plane i: all moduli through run_strided when k is one int32 chunk
       // (one batched launch for products up to 4096^3, else a launch a modulus); past it, each further chunk's product goes to the partial plane and is folded in
       // modulo p_i.
-      if (plan.kchunks == 1) {
+      if (fused) {
+        // One launch: every modulus' product of this chunk, reduced modulo p_i, into int8 plane i.
+        kernels::Oz2ProductsArgs pa{};
+        pa.A = res_a + row0 * plan.kpad;
+        pa.lda = plan.kpad;
+        pa.stride_a = plan.res_a_plane();
+        pa.B = res_b + col0 * plan.kpad;
+        pa.ldb = plan.kpad;
+        pa.stride_b = plan.res_b_plane();
+        pa.D = residues;
+        pa.ldd = plan.m_chunk;
+        pa.stride_d = plan.product_plane();
+        pa.m = nrows;
+        pa.n = ncols;
+        pa.k = plan.kpad;
+        pa.constants = &cst;
+        pa.sm_count = plan.sm_count;
+        pa.workspace = ws + plan.off_lt;
+        pa.workspace_bytes = size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes);
+        OZ_CUDA_TRY(kernels::launch_oz2_products_sm90(pa, st));
+      } else if (plan.kchunks == 1) {
         if (ctx.lt->run_strided(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(plan.kpad),
                                 res_a + row0 * plan.kpad, static_cast<int>(plan.kpad), plan.res_a_plane(),
                                 res_b + col0 * plan.kpad, static_cast<int>(plan.kpad), plan.res_b_plane(), products,
@@ -352,7 +375,7 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
                                 size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes), st, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
           return OZGEMM_STATUS_EXECUTION_FAILED;
       }
-      for (int i = 0; i < plan.moduli && plan.kchunks > 1; ++i)
+      for (int i = 0; i < plan.moduli && !fused && plan.kchunks > 1; ++i)
         for (int64_t kc = 0; kc < plan.kchunks; ++kc) {
           const int64_t k0 = kc * plan.kchunk, kk = std::min(plan.kchunk, plan.kpad - k0);
           const int8_t* a_ptr = res_a + i * plan.res_a_plane() + row0 * plan.kpad + k0;
@@ -385,7 +408,7 @@ ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& s, double beta, 
 
 bool probe_build(DeviceDesc* dev) {
   // Both products' kernels of a family are built under the same condition (CMakeLists.txt).
-  dev->sm90_kernels = kernels::fused_sm90_built() && kernels::b2b_sm90_built();
+  dev->sm90_kernels = kernels::fused_sm90_built() && kernels::b2b_sm90_built() && kernels::oz2_products_sm90_built();
   dev->portable_kernels = kernels::fused_portable_built() && kernels::b2b_portable_built();
   if (kernels::check_kernel_image() != cudaSuccess) {
     cudaGetLastError();

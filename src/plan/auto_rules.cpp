@@ -83,6 +83,11 @@ bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
   return roofline_emulation_wins(moduli + kOzaki2DecisionProducts, dev);
 }
 
+Variant auto_ozaki2_variant(const GemmShape&, const DeviceDesc& dev) {
+  // TODO(measure): rule and provenance from the fourth step's H100 runs.
+  return dev.is_hopper() && dev.sm90_kernels ? Variant::PartiallyFused : Variant::Unfused;
+}
+
 double expected_tflops(Scheme scheme, int count, const DeviceDesc& dev) {
   const double products = scheme == Scheme::Ozaki2 ? double(count) : numerics::triangle_products(count);
   if (dev.is_hopper())

@@ -24,6 +24,10 @@ constexpr double kEmulationEfficiency = 0.6;  // unfused end-to-end vs INT8 peak
 // the roofline as for Ozaki-I with one INT8 product per modulus plus the decision's cost.
 bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev);
 
+// How AUTO runs Ozaki-II's products (plan_ozaki2 with Variant::Auto): PartiallyFused (the Hopper
+// GEMM with the reduction in its epilogue) where the device and build have it, else Unfused.
+Variant auto_ozaki2_variant(const GemmShape& shape, const DeviceDesc& dev);
+
 // Expected end-to-end rate (TFLOPS, rough) of an emulation that AUTO lets run: Ozaki-I at `count`
 // slices or Ozaki-II at `count` moduli. Used only to rank two schemes that both meet the accuracy
 // target and both beat native DGEMM.

@@ -166,14 +166,32 @@ std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, Decisio
   return {};
 }
 
-std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev, Ozaki2Plan* out) {
+std::string ozaki2_variant_unavailable(Variant variant, const DeviceDesc& dev) {
+  if (!dev.has_int8_tensor_cores()) return "INT8 tensor cores need compute capability 7.5 or newer";
+  switch (variant) {
+    case Variant::Auto:
+    case Variant::Unfused: return {};
+    case Variant::PartiallyFused:
+      if (!dev.is_hopper()) return "Ozaki-II's fused products need a compute capability 9.0 GPU (Hopper)";
+      if (!dev.sm90_kernels) return "this build has no sm_90a kernels (OZGEMM_CUDA_ARCHITECTURES, CUTLASS headers)";
+      return {};
+    case Variant::FullyFused: return "Ozaki-II has no fully fused variant";
+    case Variant::Native: return "variant NATIVE runs no Ozaki scheme";
+  }
+  return "unknown variant";
+}
+
+std::string plan_ozaki2(const GemmShape& shape, int moduli, Variant variant, const DeviceDesc& dev, Ozaki2Plan* out) {
   const std::string bad = check_shape(shape);
   if (!bad.empty()) return bad;
   if (moduli < kMinModuli || moduli > kMaxModuli)
     return "moduli must be in " + std::to_string(kMinModuli) + ".." + std::to_string(kMaxModuli);
-  if (!dev.has_int8_tensor_cores()) return "INT8 tensor cores need compute capability 7.5 or newer";
+  const std::string unavailable = ozaki2_variant_unavailable(variant, dev);
+  if (!unavailable.empty()) return unavailable;
   Ozaki2Plan p;
   p.moduli = moduli;
+  p.requested = variant;
+  p.sm_count = dev.sm_count;
   p.m = shape.m;
   p.n = shape.n;
   p.k = shape.k;
@@ -183,9 +201,20 @@ std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& de
   p.kchunks = (p.kpad + numerics::kOz2ChunkK - 1) / numerics::kOz2ChunkK;
   p.kchunk = round_up((p.kpad + p.kchunks - 1) / p.kchunks, UnfusedPolicy::kKAlign);
   if (p.kpad > INT32_MAX || p.m_pad > INT32_MAX || p.n_pad > INT32_MAX) return "problem too large for 32-bit GEMM dimensions";
-  // Chunks of C: the moduli's int32 product planes per entry, plus one partial-sum plane when k
-  // needs several int32 chunks.
-  const int64_t per_entry = int64_t(sizeof(int32_t)) * (moduli + (p.kchunks > 1 ? 1 : 0));
+  const Variant wanted = variant == Variant::Auto ? auto_ozaki2_variant(shape, dev) : variant;
+  p.variant = wanted;
+  if (wanted == Variant::PartiallyFused && p.kchunks > 1) {
+    p.variant = Variant::Unfused;
+    if (variant == Variant::PartiallyFused)
+      p.fallback = "k = " + std::to_string(shape.k) + " needs " + std::to_string(p.kchunks) +
+                   " int32 chunks; the fused products take one (k <= " + std::to_string(numerics::kOz2ChunkK) + ")";
+  }
+  static_assert(kernels::kOz2ProductsAlign == UnfusedPolicy::kRowAlign && kernels::kOz2ProductsAlign == UnfusedPolicy::kKAlign,
+                "the residue planes and product planes are laid out for both product paths");
+  // Chunks of C: the moduli's product planes per entry (int8 when the GEMM reduces them, int32
+  // from cuBLASLt), plus one int32 partial-sum plane when k needs several int32 chunks.
+  const int64_t plane_entry = p.variant == Variant::PartiallyFused ? int64_t(sizeof(int8_t)) : int64_t(sizeof(int32_t));
+  const int64_t per_entry = plane_entry * moduli + (p.kchunks > 1 ? int64_t(sizeof(int32_t)) : 0);
   const int64_t cap_entries = diag_buffer_cap(dev) / per_entry;
   const int64_t cols_fit = cap_entries / p.m_pad / UnfusedPolicy::kRowAlign * UnfusedPolicy::kRowAlign;
   if (cols_fit >= std::min(p.n_pad, kMinChunkCols)) {
@@ -202,7 +231,7 @@ std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& de
   p.off_sft_b = off; off = align256(off + sizeof(int32_t) * size_t(p.n_pad));
   p.off_res_a = off; off = align256(off + size_t(moduli) * size_t(p.res_a_plane()));
   p.off_res_b = off; off = align256(off + size_t(moduli) * size_t(p.res_b_plane()));
-  p.off_products = off; off = align256(off + sizeof(int32_t) * size_t(moduli) * size_t(p.product_plane()));
+  p.off_products = off; off = align256(off + size_t(plane_entry) * size_t(moduli) * size_t(p.product_plane()));
   p.off_partial = off; off = align256(off + (p.kchunks > 1 ? sizeof(int32_t) * size_t(p.product_plane()) : 0));
   p.off_lt = off; off = align256(off + size_t(UnfusedPolicy::kLtWorkspaceBytes));
   p.workspace_bytes = off;

@@ -89,12 +89,20 @@ struct DecisionPlan {
 // Empty string, or why the decision cannot run (then FP64 mode runs native DGEMM).
 std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* plan);
 
-// The Ozaki-II scheme's unfused plan (numerics/ozaki2.hpp): the operands' residues (moduli planes of
-// rows_pad x kpad int8, k-contiguous), per modulus one cuBLASLt INT8 GEMM per k-chunk of at most
-// kOz2ChunkK into an int32 plane, reduced into that modulus' int8 residue plane, and the
-// reconstruction, over chunks of m_chunk x n_chunk entries of C within diag_buffer_cap.
+// The Ozaki-II scheme's plan (numerics/ozaki2.hpp): the operands' residues (moduli planes of
+// rows_pad x kpad int8, k-contiguous), the products, and the reconstruction, over chunks of
+// m_chunk x n_chunk entries of C within diag_buffer_cap. The products:
+//   Unfused: per modulus one cuBLASLt INT8 GEMM per k-chunk of at most kOz2ChunkK into an int32
+//     plane (past one chunk, each further chunk's product folded in modulo p_i); the reconstruction
+//     reduces each plane modulo p_i.
+//   PartiallyFused (Hopper, k within one chunk): one launch of the sm_90a GEMM that reduces each
+//     product modulo p_i in its epilogue (kernels/dgemm/ozaki2_products_sm90.cuh) into int8 planes.
 struct Ozaki2Plan {
   int moduli = 0;
+  Variant variant = Variant::Unfused;  // Unfused or PartiallyFused
+  Variant requested = Variant::Auto;
+  std::string fallback;                // why a requested PartiallyFused runs unfused (empty: it does not)
+  int sm_count = 0;                    // PartiallyFused: the persistent grid
   int64_t m = 0, n = 0, k = 0;
   int64_t m_pad = 0, n_pad = 0, kpad = 0;
   int64_t kchunk = 0, kchunks = 0;
@@ -102,7 +110,7 @@ struct Ozaki2Plan {
   StatsOffsets stats;                   // shifts (shift_from_max) and flags
   size_t off_S_a = 0, off_S_b = 0, off_sft_a = 0, off_sft_b = 0;
   size_t off_res_a = 0, off_res_b = 0;  // moduli planes each
-  size_t off_products = 0;  // moduli int32 planes of m_chunk x n_chunk (column-major, ld m_chunk)
+  size_t off_products = 0;  // moduli planes of m_chunk x n_chunk (column-major, ld m_chunk): int32 (Unfused), int8
   size_t off_partial = 0;   // one more such plane when kchunks > 1 (a chunk's product before its reduction)
   size_t off_lt = 0;
   size_t workspace_bytes = 0;
@@ -110,8 +118,13 @@ struct Ozaki2Plan {
   int64_t res_b_plane() const { return n_pad * kpad; }
   int64_t product_plane() const { return m_chunk * n_chunk; }
 };
-// Empty string, or why the problem cannot be planned for Ozaki-II.
-std::string plan_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev, Ozaki2Plan* plan);
+// Empty string, or why the problem cannot be planned for Ozaki-II with `variant` (Auto, Unfused or
+// PartiallyFused: auto_rules' choice, the cuBLASLt path, the Hopper products; a PartiallyFused
+// request whose k needs several int32 chunks is planned unfused with Ozaki2Plan::fallback saying so).
+std::string plan_ozaki2(const GemmShape& shape, int moduli, Variant variant, const DeviceDesc& dev, Ozaki2Plan* plan);
+// Why this device and build cannot run Ozaki-II's `variant` at all (empty: they can): FullyFused and
+// Native have no Ozaki-II form; PartiallyFused needs a Hopper GPU and the sm_90a kernels.
+std::string ozaki2_variant_unavailable(Variant variant, const DeviceDesc& dev);
 
 // What the decision's device passes report (the dispatch layer copies them back).
 struct DecisionCounts {

@@ -486,17 +486,60 @@ TEST(Planner, DecisionAndOzaki2ShareTheStatisticsOffsets) {
     const GemmShape s = tight_shape(Op::N, Op::T, m, n, k);
     ozgemm::DecisionPlan d;
     ASSERT_EQ(ozgemm::plan_decision(s, hopper, &d), "");
-    for (int moduli : {ozgemm::kMinModuli, 15, ozgemm::kMaxModuli}) {
-      ozgemm::Ozaki2Plan p;
-      ASSERT_EQ(ozgemm::plan_ozaki2(s, moduli, hopper, &p), "");
-      EXPECT_EQ(p.stats.shift_a, d.stats.shift_a);
-      EXPECT_EQ(p.stats.flag_b, d.stats.flag_b);
-      EXPECT_EQ(p.off_S_a, d.off_S_a);
-      EXPECT_EQ(p.off_S_b, d.off_S_b);
-      EXPECT_GT(d.off_S_b, d.off_S_a);
-    }
+    for (int moduli : {ozgemm::kMinModuli, 15, ozgemm::kMaxModuli})
+      for (auto v : {ozgemm::Variant::Unfused, ozgemm::Variant::PartiallyFused}) {
+        ozgemm::Ozaki2Plan p;
+        ASSERT_EQ(ozgemm::plan_ozaki2(s, moduli, v, hopper, &p), "");
+        EXPECT_EQ(p.stats.shift_a, d.stats.shift_a);
+        EXPECT_EQ(p.stats.flag_b, d.stats.flag_b);
+        EXPECT_EQ(p.off_S_a, d.off_S_a);
+        EXPECT_EQ(p.off_S_b, d.off_S_b);
+        EXPECT_GT(d.off_S_b, d.off_S_a);
+      }
     EXPECT_GE(d.off_q_a, d.off_d_b + size_t(ozgemm::numerics::kModuliWindow) * size_t(d.n_pad));
   }
+}
+
+TEST(Planner, Ozaki2VariantsAndTheirPlanes) {
+  using ozgemm::Variant;
+  DeviceDesc hopper, a100, no_sm90;
+  a100.cc_major = 8;
+  no_sm90.sm90_kernels = false;
+  const GemmShape sq = tight_shape(Op::N, Op::N, 8192, 8192, 8192);
+  ozgemm::Ozaki2Plan p, u;
+  // Hopper: AUTO takes the fused products (int8 planes, a quarter of the unfused path's bytes).
+  ASSERT_EQ(ozgemm::plan_ozaki2(sq, 15, Variant::Auto, hopper, &p), "");
+  EXPECT_EQ(p.variant, Variant::PartiallyFused);
+  EXPECT_EQ(p.fallback, "");
+  EXPECT_EQ(p.sm_count, hopper.sm_count);
+  ASSERT_EQ(ozgemm::plan_ozaki2(sq, 15, Variant::Unfused, hopper, &u), "");
+  EXPECT_EQ(u.variant, Variant::Unfused);
+  EXPECT_EQ(p.n_chunk, 8192);  // one chunk: 15 int8 planes of 8192^2 fit the cap
+  EXPECT_EQ(p.off_lt - p.off_products, size_t(15) * size_t(p.product_plane()));
+  EXPECT_EQ(u.off_partial - u.off_products, size_t(4 * 15) * size_t(u.product_plane()));
+  // The fused kernel's TMA wants 16-byte strides: row lengths, leading dimensions, plane offsets.
+  EXPECT_EQ(p.kpad % ozgemm::kernels::kOz2ProductsAlign, 0);
+  EXPECT_EQ(p.m_chunk % ozgemm::kernels::kOz2ProductsAlign, 0);
+  EXPECT_EQ(p.off_products % 256, 0u);
+  EXPECT_EQ(p.off_res_a % 256, 0u);
+  // k past one int32 chunk: a fused request runs unfused and says why; AUTO does so silently.
+  const GemmShape deep = tight_shape(Op::T, Op::N, 64, 64, int64_t(nm::kOz2ChunkK) + 1);
+  ASSERT_EQ(ozgemm::plan_ozaki2(deep, 14, Variant::PartiallyFused, hopper, &p), "");
+  EXPECT_EQ(p.variant, Variant::Unfused);
+  EXPECT_NE(p.fallback.find("int32 chunks"), std::string::npos) << p.fallback;
+  ASSERT_EQ(ozgemm::plan_ozaki2(deep, 14, Variant::Auto, hopper, &p), "");
+  EXPECT_EQ(p.variant, Variant::Unfused);
+  EXPECT_EQ(p.fallback, "");
+  // No Hopper GPU or no sm_90a kernels: the fused products are refused, AUTO runs unfused.
+  for (const DeviceDesc& d : {a100, no_sm90}) {
+    EXPECT_NE(ozgemm::plan_ozaki2(sq, 14, Variant::PartiallyFused, d, &p), "");
+    EXPECT_NE(ozgemm::ozaki2_variant_unavailable(Variant::PartiallyFused, d), "");
+    ASSERT_EQ(ozgemm::plan_ozaki2(sq, 14, Variant::Auto, d, &p), "");
+    EXPECT_EQ(p.variant, Variant::Unfused);
+  }
+  // No fully fused Ozaki-II anywhere.
+  EXPECT_NE(ozgemm::plan_ozaki2(sq, 14, Variant::FullyFused, hopper, &p), "");
+  EXPECT_NE(ozgemm::plan_ozaki2(sq, 14, Variant::Native, hopper, &p), "");
 }
 
 TEST(Planner, FusedPlansRespectTheKernelsLimits) {

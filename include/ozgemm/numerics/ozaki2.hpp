@@ -93,6 +93,20 @@ OZGEMM_HD int32_t sym_mod_i32(int32_t v) {
   return sym_range<P>(v % P);  // C++ truncating %: in (-P, P)
 }
 
+// sym_mod(v, p) for an int32 v and a run-time modulus p (2 <= p <= 256), as the int8 it fits in, with
+// inv_p = fl(1 / p) (the Hopper products' epilogue, kernels/dgemm/ozaki2_products_sm90.cuh: one FP64
+// multiply, rint and multiply-add instead of an integer division by a variable). q = rint(v inv_p)
+// is rint(v / p): |v inv_p - v / p| <= |v / p| 2^-52 < 2^-21, and for odd p, v / p lies at least
+// 1 / (2p) >= 2^-9 from a half-integer, so r = v - q p is the symmetric residue in
+// [-(p-1)/2, (p-1)/2]. For p = 256, r is in [-128, 128] with r = v (mod 256), and its low byte (the
+// int8 conversion) is the residue in [-128, 127]. Exhaustive over p and checked on every v class in
+// tests/cpu/test_ozaki2.
+OZGEMM_HD int8_t oz2_sym_mod_i32(int32_t v, int32_t p, double inv_p) {
+  const double q = rint_rn(mul_rn(static_cast<double>(v), inv_p));
+  const double r = fma_rn(-q, static_cast<double>(p), static_cast<double>(v));  // exact: |r| <= 128
+  return static_cast<int8_t>(static_cast<uint8_t>(static_cast<int32_t>(r) & 0xff));
+}
+
 // The residues of A' in FP32 arithmetic (the kernels' form; the same values as sym_mod, checked in
 // tests/cpu/test_ozaki2). FP32 instructions issue at twice the rate of the integer ones on the GPUs
 // we target, and the residue pass was issue-bound on its integer divisions (H100, ncu).

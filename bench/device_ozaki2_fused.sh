@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# bench/device_ozaki2_fused.sh — one device call for Ozaki-II's Hopper products (the GEMM that reduces
+# modulo p_i in its epilogue): the Ozaki-II GPU tests (both variants) with memcheck and racecheck,
+# bench/oz2_products_tune (the products alone, CUTLASS configurations beside cuBLASLt, random and
+# constant data) at TUNE_SIZES, then bench/device_ozaki2.sh end to end for the unfused and partially
+# fused variants beside native DGEMM. Binaries (built here, carried in $NEW): ozgemm, libozgemm.so.0,
+# test_gpu_ozaki2, oz2_products_tune (+ test_gpu_fp64, test_gpu_emulated when TESTS_ALL=1).
+# Output under $OUT: fused.txt, tune.jsonl, the logs, results_ozaki2.tgz.
+source "$(dirname "$0")/device_env.sh" ozaki2
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv | tee "$OUT/device.txt"
+{
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  "$NEW/test_gpu_ozaki2" --gtest_brief=1 > "$OUT/test_gpu_ozaki2.log" 2>&1
+  echo "test_gpu_ozaki2 exit $?: $(grep -E '^\[ seed|tests? from .* ran|PASSED|FAILED|SKIPPED' "$OUT/test_gpu_ozaki2.log" | tr '\n' ' ')"
+  for tool in memcheck racecheck; do
+    timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 "$NEW/test_gpu_ozaki2" --gtest_brief=1 \
+      --gtest_filter="${SANITIZE_FILTER:-*PartiallyFused*Shapes*:*PartiallyFused*Moduli*}" > "$OUT/sanitizer_$tool.log" 2>&1
+    echo "compute-sanitizer $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? from .* ran|PASSED|FAILED' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
+  done
+  if [ "${TESTS_ALL:-0}" = 1 ]; then
+    for t in test_gpu_fp64 test_gpu_emulated; do
+      "$NEW/$t" --gtest_brief=1 > "$OUT/$t.log" 2>&1
+      echo "$t exit $?: $(grep -E 'tests? from .* ran|PASSED|FAILED|SKIPPED' "$OUT/$t.log" | tr '\n' ' ')"
+    done
+  fi
+fi
+for n in ${TUNE_SIZES:-8192 16384}; do
+  "$NEW/oz2_products_tune" $n $n ${TUNE_MODULI:-15} ${TUNE_ITERS:-5} ${TUNE_ROUNDS:-2} >> "$OUT/tune.jsonl" 2> "$OUT/tune_$n.txt"
+  echo "oz2_products_tune $n exit $?"; cat "$OUT/tune_$n.txt"
+done
+SKIP_TESTS=1 VARIANTS="${VARIANTS:-unfused partially-fused}" bash "$(dirname "$0")/device_ozaki2.sh" 2>&1 | grep -v '^$'
+} 2>&1 | tee "$OUT/fused.txt"
+# At most 8 files come back from a device call: everything but the summary in one archive.
+(cd "$OUT" && tar czf logs.tgz --exclude=fused.txt --exclude=logs.tgz . && find . -type f ! -name fused.txt ! -name logs.tgz -delete && find . -mindepth 1 -type d -empty -delete)
