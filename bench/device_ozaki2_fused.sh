@@ -14,7 +14,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   echo "test_gpu_ozaki2 exit $?: $(grep -E '^\[ seed|tests? from .* ran|PASSED|FAILED|SKIPPED' "$OUT/test_gpu_ozaki2.log" | tr '\n' ' ')"
   for tool in memcheck racecheck; do
     timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 "$NEW/test_gpu_ozaki2" --gtest_brief=1 \
-      --gtest_filter="${SANITIZE_FILTER:-*PartiallyFused*Shapes*:*PartiallyFused*Moduli*}" > "$OUT/sanitizer_$tool.log" 2>&1
+      --gtest_filter="${SANITIZE_FILTER:-*Shapes*PartiallyFused:*Moduli*PartiallyFused:*Chunked*PartiallyFused}" > "$OUT/sanitizer_$tool.log" 2>&1
     echo "compute-sanitizer $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? from .* ran|PASSED|FAILED' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
   done
   if [ "${TESTS_ALL:-0}" = 1 ]; then
@@ -24,11 +24,24 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     done
   fi
 fi
+# Power draw and SM clock every 200 ms while the products run (is the card at its power limit?).
+nvidia-smi --query-gpu=timestamp,power.draw,clocks.sm,temperature.gpu --format=csv -lms 200 > "$OUT/power.csv" 2>&1 &
+SMI=$!
 for n in ${TUNE_SIZES:-8192 16384}; do
   "$NEW/oz2_products_tune" $n $n ${TUNE_MODULI:-15} ${TUNE_ITERS:-5} ${TUNE_ROUNDS:-2} >> "$OUT/tune.jsonl" 2> "$OUT/tune_$n.txt"
   echo "oz2_products_tune $n exit $?"; cat "$OUT/tune_$n.txt"
 done
+kill $SMI 2>/dev/null
+python3 - "$OUT/power.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) >= 4 and r[1].strip().endswith('W')]
+if rows:
+    p = sorted(float(r[1].split()[0]) for r in rows); c = sorted(float(r[2].split()[0]) for r in rows)
+    busy = [float(r[1].split()[0]) for r in rows if float(r[1].split()[0]) > 300]
+    print(f"power over the tuning runs: {len(rows)} samples, median {p[len(p)//2]:.0f} W, max {p[-1]:.0f} W, "
+          f"samples above 650 W {sum(x > 650 for x in p)}; SM clock median {c[len(c)//2]:.0f} MHz, min {c[0]:.0f}")
+PY
 SKIP_TESTS=1 VARIANTS="${VARIANTS:-unfused partially-fused}" bash "$(dirname "$0")/device_ozaki2.sh" 2>&1 | grep -v '^$'
 } 2>&1 | tee "$OUT/fused.txt"
 # At most 8 files come back from a device call: everything but the summary in one archive.
-(cd "$OUT" && tar czf logs.tgz --exclude=fused.txt --exclude=logs.tgz . && find . -type f ! -name fused.txt ! -name logs.tgz -delete && find . -mindepth 1 -type d -empty -delete)
+(cd "$OUT" && tar czf /tmp/oz2_logs.tgz --exclude=./fused.txt . && find . -mindepth 1 ! -name fused.txt -delete && mv /tmp/oz2_logs.tgz logs.tgz)

@@ -11,8 +11,8 @@
 // other policies against cuBLASLt; nothing else includes it.
 //
 // Exactness: the int32 accumulator is exact while k * 128^2 < 2^31 (numerics::kOz2ChunkK; the
-// planner never launches a longer k). The reduction (oz2_sym_mod_i32, numerics/ozaki2.hpp) is exact
-// for every int32, so the planes hold the same values as the unfused path's sym_mod_i32 of cuBLASLt's
+// planner never launches a longer k). The reduction (oz2_sym_mod_i32, numerics/ozaki2.hpp: FP32
+// instructions only) is exact for every int32, so the planes hold the same values as the unfused path's sym_mod_i32 of cuBLASLt's
 // products, and the CRT reconstruction after them gives the same bits.
 #pragma once
 
@@ -36,13 +36,23 @@ namespace oz2_sm90 {
 using namespace cute;
 namespace fusion = cutlass::epilogue::fusion;
 
+// How the epilogue reduces: the library's FP32 form (numerics::oz2_sym_mod_i32). The tuning
+// benchmark times others against it through the same interface: Modulus (per-modulus constants),
+// make(p), apply(v, modulus) -> sym_mod(v, p) as int8.
+struct Oz2Fp32Reduce {
+  using Modulus = numerics::Oz2Modulus;
+  static Modulus make(int32_t p) { return numerics::oz2_modulus(p); }
+  CUTLASS_DEVICE static int8_t apply(int32_t v, const Modulus& m) { return numerics::oz2_sym_mod_i32(v, m); }
+};
+
 // The epilogue visitor: int32 accumulator -> its symmetric residue modulo the tile's modulus (batch
 // index l), as int8. A leaf of CUTLASS's epilogue visitor tree (the interface of Sm90Compute).
+template <class Reduce>
 struct Oz2SymModVisitor {
+  using Modulus = typename Reduce::Modulus;
   struct SharedStorage {};
   struct Arguments {
-    int32_t p[numerics::kMaxModuli] = {};
-    double inv_p[numerics::kMaxModuli] = {};  // fl(1 / p_i)
+    Modulus mod[numerics::kMaxModuli] = {};  // Reduce::make(p_i)
   };
   using Params = Arguments;
 
@@ -75,16 +85,15 @@ struct Oz2SymModVisitor {
   }
 
   struct ConsumerStoreCallbacks : fusion::detail::EmptyConsumerStoreCallbacks {
-    int32_t p;
-    double inv_p;
-    CUTLASS_DEVICE ConsumerStoreCallbacks(int32_t p_, double inv_p_) : p(p_), inv_p(inv_p_) {}
+    Modulus mod;
+    CUTLASS_DEVICE explicit ConsumerStoreCallbacks(const Modulus& m) : mod(m) {}
     template <typename ElementAccumulator, int FragmentSize>
     CUTLASS_DEVICE cutlass::Array<int8_t, FragmentSize> visit(cutlass::Array<ElementAccumulator, FragmentSize> const& acc,
                                                               int, int, int) {
       static_assert(cute::is_same_v<ElementAccumulator, int32_t>, "exact int32 products");
       cutlass::Array<int8_t, FragmentSize> out;
       CUTLASS_PRAGMA_UNROLL
-      for (int i = 0; i < FragmentSize; ++i) out[i] = numerics::oz2_sym_mod_i32(acc[i], p, inv_p);
+      for (int i = 0; i < FragmentSize; ++i) out[i] = Reduce::apply(acc[i], mod);
       return out;
     }
   };
@@ -92,7 +101,7 @@ struct Oz2SymModVisitor {
   template <bool ReferenceSrc, class... Args>
   CUTLASS_DEVICE auto get_consumer_store_callbacks(fusion::detail::ConsumerStoreArgs<Args...> const& args) {
     const int l = static_cast<int>(get<3>(args.tile_coord_mnkl));
-    return ConsumerStoreCallbacks(params_->p[l], params_->inv_p[l]);
+    return ConsumerStoreCallbacks(params_->mod[l]);
   }
 
  private:
@@ -102,7 +111,7 @@ struct Oz2SymModVisitor {
 // The GEMM for one policy (policy.hpp, Sm90Oz2ProductsPolicy's form): kTileM x kTileN x kTileK
 // tiles, kClusterM x kClusterN clusters, Schedule the CUTLASS kernel schedule (cooperative or
 // ping-pong), persistent over all tiles of all moduli.
-template <class Policy>
+template <class Policy, class Reduce = Oz2Fp32Reduce>
 struct Oz2ProductsGemm {
   using TileShape = Shape<Int<Policy::kTileM>, Int<Policy::kTileN>, Int<Policy::kTileK>>;
   using ClusterShape = Shape<Int<Policy::kClusterM>, Int<Policy::kClusterN>, _1>;
@@ -115,7 +124,7 @@ struct Oz2ProductsGemm {
       cutlass::epilogue::collective::EpilogueTileAuto, int32_t, int32_t,
       void, cutlass::layout::ColumnMajor, 16,     // no C
       int8_t, cutlass::layout::ColumnMajor, 16,   // D: the residue planes, entry (r, c) at r + c * ldd
-      EpilogueSchedule, Oz2SymModVisitor>::CollectiveOp;
+      EpilogueSchedule, Oz2SymModVisitor<Reduce>>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,
       int8_t, cutlass::layout::RowMajor, 16,      // A: rows of op(A), k contiguous
@@ -136,10 +145,7 @@ struct Oz2ProductsGemm {
     StrideD sd = make_stride(_1{}, a.ldd, a.stride_d);
     typename Epilogue::FusionCallbacks::Arguments mod{};
     const numerics::Ozaki2Constants& c = *a.constants;
-    for (int i = 0; i < c.n; ++i) {
-      mod.p[i] = c.p[i];
-      mod.inv_p[i] = 1.0 / double(c.p[i]);
-    }
+    for (int i = 0; i < c.n; ++i) mod.mod[i] = Reduce::make(c.p[i]);
     cutlass::KernelHardwareInfo hw;
     hw.sm_count = sm_count;
     typename Device::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,

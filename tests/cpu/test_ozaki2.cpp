@@ -152,23 +152,25 @@ TEST(Ozaki2Numerics, FastResidueFormsEqualTheGeneralOne) {
 
 TEST(Ozaki2Numerics, Fp32ResidueStepExhaustiveOverTheReachableRange) { check_biased_exhaustive<0>(); }
 
-// The Hopper products' epilogue reduction (oz2_sym_mod_i32 with a run-time modulus and fl(1/p)) equals
-// sym_mod on every int32 class that matters: a full range around 0, both ends of int32, the values
-// next to every half-multiple of p (where rounding v / p could go wrong) at large magnitudes, and
-// random ones.
+// The Hopper products' epilogue reduction (oz2_sym_mod_i32 with a run-time modulus) equals sym_mod on
+// every int32 class that matters: a full range around 0 (every low half-word, both signs of the high
+// one), both ends of int32, the values next to every half-multiple of p (where rounding t / p could
+// go wrong) at large magnitudes, each high half-word with extreme low ones, and random values.
 TEST(Ozaki2Numerics, EpilogueReductionEqualsSymMod) {
   std::mt19937_64 rng(47);
   for (int i = 0; i < 20; ++i) {
     const int32_t p = nm::kModuliTable[i];
-    const double inv_p = 1.0 / double(p);
+    const nm::Oz2Modulus mod = nm::oz2_modulus(p);
     auto check = [&](int64_t v) {
-      ASSERT_EQ(int32_t(nm::oz2_sym_mod_i32(static_cast<int32_t>(v), p, inv_p)), nm::sym_mod(v, p)) << v << " mod " << p;
+      ASSERT_EQ(int32_t(nm::oz2_sym_mod_i32(static_cast<int32_t>(v), mod)), nm::sym_mod(v, p)) << v << " mod " << p;
     };
     for (int64_t v = -(int64_t(1) << 18); v <= (int64_t(1) << 18); ++v) check(v);
     for (int64_t d = 0; d < 65536; ++d) {
       check(int64_t(INT32_MIN) + d);
       check(int64_t(INT32_MAX) - d);
     }
+    for (int64_t h = -32768; h < 32768; ++h)
+      for (int64_t l : {0, 1, 127, 128, 255, 256, 32767, 32768, 65534, 65535}) check(h * 65536 + l);
     for (int t = 0; t < 20000; ++t) {
       // q p + floor(p / 2) + {-1, 0, 1, 2}: the residues either side of the half-way point.
       const int64_t q = static_cast<int64_t>(rng() % (uint64_t(INT32_MAX) / p - 2)) * (rng() % 2 ? 1 : -1);

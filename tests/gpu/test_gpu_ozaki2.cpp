@@ -141,9 +141,9 @@ TEST_P(GpuOzaki2, KPastTheInt32Chunk) {
 }
 
 // Chunks of C (planning as if the GPU had 2 GiB: the product planes' cap is 256 MiB, so 14 planes of
-// 2000 x 9000 entries take several column chunks) give the same bits as one chunk.
+// 2000 x 12000 entries (336 MB as int8) take several column chunks) give the same bits as one chunk.
 TEST_P(GpuOzaki2, ChunkedPlansEqualOneChunk) {
-  const int m = 2000, n = 9000, k = 256;
+  const int m = 2000, n = 12000, k = 256;
   std::vector<double> A(size_t(m) * k), B(size_t(k) * n);
   ref::fill_phi(A.data(), m, k, m, 0.5, rng_);
   ref::fill_phi(B.data(), k, n, k, 0.5, rng_);

@@ -93,20 +93,6 @@ OZGEMM_HD int32_t sym_mod_i32(int32_t v) {
   return sym_range<P>(v % P);  // C++ truncating %: in (-P, P)
 }
 
-// sym_mod(v, p) for an int32 v and a run-time modulus p (2 <= p <= 256), as the int8 it fits in, with
-// inv_p = fl(1 / p) (the Hopper products' epilogue, kernels/dgemm/ozaki2_products_sm90.cuh: one FP64
-// multiply, rint and multiply-add instead of an integer division by a variable). q = rint(v inv_p)
-// is rint(v / p): |v inv_p - v / p| <= |v / p| 2^-52 < 2^-21, and for odd p, v / p lies at least
-// 1 / (2p) >= 2^-9 from a half-integer, so r = v - q p is the symmetric residue in
-// [-(p-1)/2, (p-1)/2]. For p = 256, r is in [-128, 128] with r = v (mod 256), and its low byte (the
-// int8 conversion) is the residue in [-128, 127]. Exhaustive over p and checked on every v class in
-// tests/cpu/test_ozaki2.
-OZGEMM_HD int8_t oz2_sym_mod_i32(int32_t v, int32_t p, double inv_p) {
-  const double q = rint_rn(mul_rn(static_cast<double>(v), inv_p));
-  const double r = fma_rn(-q, static_cast<double>(p), static_cast<double>(v));  // exact: |r| <= 128
-  return static_cast<int8_t>(static_cast<uint8_t>(static_cast<int32_t>(r) & 0xff));
-}
-
 // The residues of A' in FP32 arithmetic (the kernels' form; the same values as sym_mod, checked in
 // tests/cpu/test_ozaki2). FP32 instructions issue at twice the rate of the integer ones on the GPUs
 // we target, and the residue pass was issue-bound on its integer divisions (H100, ncu).
@@ -164,14 +150,45 @@ OZGEMM_HD constexpr int oz2_piece_weight(int P, int j) {
   return r > (P - 1) / 2 ? r - P : r;
 }
 
-// r + M for r = sym_mod(t, P), t an integer with |t| < 2^23 held in FP32, P odd (see above).
+// r + M with r = t - p rint(t inv_p), t an integer with |t| < 2^23 held in FP32, inv_p = fl(1 / p):
+// for odd p, r = sym_mod(t, p) (see above); for p = 256 (inv_p exact), r = t (mod 256) with
+// |r| <= 128, so the low byte of the result's bits is sym_mod(t, 256) as int8.
+OZGEMM_HD float oz2_sym_mod_biased(float t, float p, float inv_p) {
+  const float q = add_rn(fma_rn(t, inv_p, kOz2Magic), -kOz2Magic);
+  return add_rn(fma_rn(-q, p, t), kOz2Magic);
+}
 template <int P>
 OZGEMM_HD float oz2_sym_mod_biased(float t) {
   static_assert(P % 2 == 1 && P < 256, "odd moduli below 2^8");
-  constexpr float kP = static_cast<float>(P), kInv = 1.0f / static_cast<float>(P);
-  const float q = add_rn(fma_rn(t, kInv, kOz2Magic), -kOz2Magic);
-  return add_rn(fma_rn(-q, kP, t), kOz2Magic);
+  return oz2_sym_mod_biased(t, static_cast<float>(P), 1.0f / static_cast<float>(P));
 }
+
+// The Hopper products' epilogue (kernels/dgemm/ozaki2_products_sm90.cuh): sym_mod(v, p) of an int32
+// product v for a run-time modulus p (every p of kModuliTable), in FP32 instructions at full rate
+// (an FP64 rint-based form spent ~10% of the GEMM's time in 64-bit conversions, which issue at a
+// quarter of the FP64 rate; estimate in docs/performance.md). v = h 2^16 + l with h = v >> 16 in
+// [-2^15, 2^15) and l in [0, 2^16), both exact in FP32 through the magic 2^23 (h through
+// (v >> 16) + 2^15 = (u >> 16) ^ 0x8000 for u = v's bits); t = h c + l with c = sym_mod(2^16, p),
+// |c| <= 128: |t| <= 2^15 128 + 2^16 < 2^23, every step exact, t = v (mod p); then the rounding step.
+struct Oz2Modulus {
+  float p = 0, inv_p = 0, c16 = 0;  // p, fl(1 / p), sym_mod(2^16, p)
+};
+inline Oz2Modulus oz2_modulus(int32_t p) {
+  Oz2Modulus m;
+  m.p = static_cast<float>(p);
+  m.inv_p = 1.0f / static_cast<float>(p);
+  m.c16 = static_cast<float>(sym_mod(int64_t(1) << 16, p));
+  return m;
+}
+OZGEMM_HD int8_t oz2_sym_mod_i32(int32_t v, const Oz2Modulus& m) {
+  const uint32_t u = static_cast<uint32_t>(v);
+  const float lo = add_rn(float_of(0x4B000000u | (u & 0xffffu)), -8388608.0f);           // l
+  const float hi = add_rn(float_of(0x4B000000u | ((u >> 16) ^ 0x8000u)), -8421376.0f);  // h: - (2^23 + 2^15)
+  const float t = fma_rn(hi, m.c16, lo);
+  return static_cast<int8_t>(static_cast<uint8_t>(bits_of(oz2_sym_mod_biased(t, m.p, m.inv_p)) & 0xffu));
+}
+
+
 // sym_mod(a, P) as r + M (low byte: r) for the value a of oz2_pieces_of(a), P odd.
 template <int P, int W>
 OZGEMM_HD float oz2_residue_biased(const float (&f)[W]) {
