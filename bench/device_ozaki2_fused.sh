@@ -4,7 +4,8 @@
 # bench/oz2_products_tune (the products alone, CUTLASS configurations beside cuBLASLt, random and
 # constant data) at TUNE_SIZES, then bench/device_ozaki2.sh end to end for the unfused and partially
 # fused variants beside native DGEMM. Binaries (built here, carried in $NEW): ozgemm, libozgemm.so.0,
-# test_gpu_ozaki2, oz2_products_tune (+ test_gpu_fp64, test_gpu_emulated when TESTS_ALL=1).
+# test_gpu_ozaki2, oz2_products_tune (+ the test programs EXTRA_TESTS names, e.g. "test_gpu_fp64").
+# SIDE_BY_SIDE=path (bench/gemmul8/build.sh's binary) adds GEMMul8 beside both variants (device_ozaki2.sh).
 # Output under $OUT: fused.txt, tune.jsonl, the logs, results_ozaki2.tgz.
 source "$(dirname "$0")/device_env.sh" ozaki2
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv | tee "$OUT/device.txt"
@@ -17,8 +18,8 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
       --gtest_filter="${SANITIZE_FILTER:-*Shapes*PartiallyFused:*Moduli*PartiallyFused:*Chunked*PartiallyFused}" > "$OUT/sanitizer_$tool.log" 2>&1
     echo "compute-sanitizer $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? from .* ran|PASSED|FAILED' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
   done
-  if [ "${TESTS_ALL:-0}" = 1 ]; then
-    for t in test_gpu_fp64 test_gpu_emulated; do
+  if [ -n "${EXTRA_TESTS:-}" ]; then
+    for t in $EXTRA_TESTS; do
       "$NEW/$t" --gtest_brief=1 > "$OUT/$t.log" 2>&1
       echo "$t exit $?: $(grep -E 'tests? from .* ran|PASSED|FAILED|SKIPPED' "$OUT/$t.log" | tr '\n' ' ')"
     done

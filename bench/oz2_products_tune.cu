@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
       {"library_fp64_epilogue", &Oz2ProductsGemm<P, Fp64Reduce>::run},
       {"coop_128x256_c2x1_sw1", &Oz2ProductsGemm<Pol<128, 256, 2, 1, false, 1>>::run},
       {"coop_128x256_c2x1_sw2", &Oz2ProductsGemm<Pol<128, 256, 2, 1, false, 2>>::run},
-      {"coop_128x256_c2x1_sw8", &Oz2ProductsGemm<Pol<128, 256, 2, 1, false, 8>>::run},
+      {"coop_128x256_c2x1_sw4", &Oz2ProductsGemm<Pol<128, 256, 2, 1, false, 4>>::run},
       {"coop_256x128_c1x2_sw4", &Oz2ProductsGemm<Pol<256, 128, 1, 2, false, 4>>::run},
       {"pingpong_128x128_c1x2_sw4", &Oz2ProductsGemm<Pol<128, 128, 1, 2, true, 4>>::run},
   };

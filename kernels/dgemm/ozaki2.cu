@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(256) oz2_reconstruct_kernel(Oz2ReconstructArgs
     if (a.flag_a[rg] | a.flag_b[cg]) {
       acc = special_dot_device(a.a, a.b, rg, cg);
     } else {
-      const double y = nm::oz2_reconstruct_n(c, N, [&](int i) { return u[q][i]; });
+      const double y = nm::oz2_reconstruct_n(c, N, [&](int i) { return nm::oz2_residue_double(u[q][i]); });
       acc = nm::scale_pow2(y, -(a.sft_a[rg] + a.sft_b[cg]));
     }
     double* out = a.C + rg + cg * a.ldc;

@@ -100,7 +100,7 @@ struct Sm90Oz2ProductsPolicyT {
   static constexpr int kSwizzle = kSwizzle_;
 };
 // The library's configuration (H100 measurements: docs/performance.md, "Fourth step").
-using Sm90Oz2ProductsPolicy = Sm90Oz2ProductsPolicyT<128, 256, 2, 1, false, 4>;
+using Sm90Oz2ProductsPolicy = Sm90Oz2ProductsPolicyT<128, 256, 2, 1, false, 8>;
 // Its operands and planes: k and leading dimensions in multiples of 16 bytes (TMA), as the unfused
 // path's (UnfusedPolicy below) already are.
 constexpr int64_t kOz2ProductsAlign = 16;

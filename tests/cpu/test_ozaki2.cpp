@@ -180,6 +180,12 @@ TEST(Ozaki2Numerics, EpilogueReductionEqualsSymMod) {
   }
 }
 
+TEST(Ozaki2Numerics, ResidueDoubleIsExact) {
+  for (int64_t r = -70000; r <= 70000; ++r) ASSERT_EQ(nm::oz2_residue_double(int32_t(r)), double(r)) << r;
+  for (int64_t r : {int64_t(INT32_MIN), int64_t(INT32_MIN) + 1, int64_t(INT32_MAX), int64_t(INT32_MAX) - 1})
+    ASSERT_EQ(nm::oz2_residue_double(int32_t(r)), double(r)) << r;
+}
+
 TEST(Ozaki2Numerics, PieceCountPerModuliCountCoversTheScaledValues) {
   std::mt19937_64 rng(43);
   check_piece_counts<nm::kMinModuli>(rng);

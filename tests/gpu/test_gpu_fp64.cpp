@@ -271,7 +271,10 @@ INSTANTIATE_TEST_SUITE_P(Schemes, GpuFp64Schemes, ::testing::Values(OZGEMM_SCHEM
                            return i.param == OZGEMM_SCHEME_OZAKI2 ? std::string("Ozaki2") : std::string("Auto");
                          });
 
-TEST(GpuFp64Schemes, FusedVariantsRefuseOzaki2OnlyAndSetModuliSelectsFixed) {
+// FP64 mode with Ozaki-II only: FULLY_FUSED is refused (no such Ozaki-II variant); PARTIALLY_FUSED
+// runs the Hopper products on a Hopper GPU (the host reference's bits at the chosen count) and is
+// refused elsewhere. A moduli count selects FIXED mode.
+TEST(GpuFp64Schemes, FusedVariantsWithOzaki2OnlyAndSetModuliSelectsFixed) {
   OZTEST_REQUIRE_GPU();
   ozgemmHandle_t h = nullptr;
   ASSERT_EQ(ozgemmCreate(&h), OZGEMM_STATUS_SUCCESS);
@@ -284,14 +287,36 @@ TEST(GpuFp64Schemes, FusedVariantsRefuseOzaki2OnlyAndSetModuliSelectsFixed) {
   EXPECT_EQ(a, OZGEMM_ACCURACY_FIXED) << "a moduli count is FIXED mode";
   ASSERT_EQ(ozgemmSetAccuracy(h, OZGEMM_ACCURACY_FP64), OZGEMM_STATUS_SUCCESS);
   EXPECT_EQ(ozgemmSetScheme(h, static_cast<ozgemmScheme_t>(7)), OZGEMM_STATUS_INVALID_VALUE);
-  if (ozgemmSetVariant(h, OZGEMM_VARIANT_PARTIALLY_FUSED) == OZGEMM_STATUS_SUCCESS) {
-    const int m = 64, n = 64, k = 64;
-    std::mt19937_64 rng = oztest::test_rng();
-    const auto A = ref::random_matrix(m, k, 0.5, rng), B = ref::random_matrix(k, n, 0.5, rng);
-    Dev dA(A), dB(B), dC(std::vector<double>(size_t(m) * n, 0.0));
-    const double one = 1.0, zero = 0.0;
+  const int m = 64, n = 64, k = 64;
+  std::mt19937_64 rng = oztest::test_rng();
+  const auto A = ref::random_matrix(m, k, 0.5, rng), B = ref::random_matrix(k, n, 0.5, rng);
+  Dev dA(A), dB(B), dC(std::vector<double>(size_t(m) * n, std::nan("")));
+  const double one = 1.0, zero = 0.0;
+  if (ozgemmSetVariant(h, OZGEMM_VARIANT_FULLY_FUSED) == OZGEMM_STATUS_SUCCESS) {
     EXPECT_EQ(ozgemmDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA.p, m, dB.p, k, &zero, dC.p, m),
               OZGEMM_STATUS_NOT_SUPPORTED);
+  }
+  if (ozgemmSetVariant(h, OZGEMM_VARIANT_PARTIALLY_FUSED) == OZGEMM_STATUS_SUCCESS) {
+    int dev = 0;
+    cudaDeviceProp prop{};
+    ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+    ASSERT_EQ(cudaGetDeviceProperties(&prop, dev), cudaSuccess);
+    const ozgemmStatus_t st = ozgemmDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA.p, m, dB.p, k, &zero, dC.p, m);
+    if (prop.major == 9 && prop.minor == 0) {
+      ASSERT_EQ(st, OZGEMM_STATUS_SUCCESS);
+      ozgemmCallInfo_t info{};
+      ASSERT_EQ(ozgemmGetLastCallInfo(h, &info), OZGEMM_STATUS_SUCCESS);
+      ASSERT_EQ(info.scheme, OZGEMM_SCHEME_OZAKI2) << info.reason;
+      EXPECT_EQ(info.variant, OZGEMM_VARIANT_PARTIALLY_FUSED) << info.reason;
+      std::vector<double> host(size_t(m) * n, std::nan(""));
+      ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, host.data(), m, info.moduli);
+      const std::vector<double> gpu = dC.get(host.size());
+      int64_t bad = 0;
+      for (size_t i = 0; i < host.size(); ++i) bad += !same_bits(host[i], gpu[i]);
+      EXPECT_EQ(bad, 0) << info.reason;
+    } else {
+      EXPECT_EQ(st, OZGEMM_STATUS_NOT_SUPPORTED) << "the Hopper products elsewhere";
+    }
   }
   ozgemmDestroy(h);
 }

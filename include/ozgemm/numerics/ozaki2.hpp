@@ -239,6 +239,14 @@ OZGEMM_HD int64_t oz2_norm_term(double x, int32_t s0) {
   return static_cast<int64_t>(uint64_t(a) * a);
 }
 
+// An int8 residue as an exact double without a 64-bit conversion instruction (those issue at a quarter
+// of the FP64 rate on the GPUs we target; the int8 reconstruction was issue-bound on them, H100):
+// the bits 0x43380000:(r + 2^31) are 1.5 2^52 + r + 2^31, exactly, and one subtraction leaves r.
+OZGEMM_HD double oz2_residue_double(int32_t r) {
+  const uint64_t bits = (uint64_t(0x43380000u) << 32) | (static_cast<uint32_t>(r) ^ 0x80000000u);
+  return add_rn(double_of(bits), -6755401588539392.0);  // -(1.5 2^52 + 2^31)
+}
+
 // The CRT reconstruction of one entry from its N residues, in the fixed order above.
 // u(i) for i < n = c.n; the kernels pass n as a compile-time constant (after inlining the loop unrolls).
 template <class ResidueAt>
@@ -248,8 +256,8 @@ OZGEMM_HD double oz2_reconstruct_n(const Ozaki2Constants& c, int n, ResidueAt u)
 #pragma unroll
 #endif
   for (int i = 0; i < n; ++i) {
-    const double ui = static_cast<double>(u(i));
-    x = add_rn(x, mul_rn(c.hi[i], ui));  // exact
+    const double ui = static_cast<double>(u(i));  // u may return the residue as an int or as its exact double
+    x = fma_rn(c.hi[i], ui, x);  // exact (the grid g): the same value as add_rn(x, mul_rn(hi, ui)) in one instruction
     z = add_rn(z, mul_rn(c.lo[i], ui));
   }
   const double q = rint_rn(mul_rn(x, c.inv_P));
