@@ -5,7 +5,8 @@
 # constant data) at TUNE_SIZES, then bench/device_ozaki2.sh end to end for the unfused and partially
 # fused variants beside native DGEMM. Binaries (built here, carried in $NEW): ozgemm, libozgemm.so.0,
 # test_gpu_ozaki2, oz2_products_tune (+ the test programs EXTRA_TESTS names, e.g. "test_gpu_fp64").
-# SIDE_BY_SIDE=path (bench/gemmul8/build.sh's binary) adds GEMMul8 beside both variants (device_ozaki2.sh).
+# SIDE_BY_SIDE=path (bench/gemmul8/build.sh's binary) adds GEMMul8 beside both variants (device_ozaki2.sh);
+# FP64_SIZES adds FP64 mode (scheme ozaki2, partially fused) beside native. TUNE_SIZES= skips the tuning.
 # Output under $OUT: fused.txt, tune.jsonl, the logs, results_ozaki2.tgz.
 source "$(dirname "$0")/device_env.sh" ozaki2
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv | tee "$OUT/device.txt"
@@ -28,7 +29,7 @@ fi
 # Power draw and SM clock every 200 ms while the products run (is the card at its power limit?).
 nvidia-smi --query-gpu=timestamp,power.draw,clocks.sm,temperature.gpu --format=csv -lms 200 > "$OUT/power.csv" 2>&1 &
 SMI=$!
-for n in ${TUNE_SIZES:-8192 16384}; do
+for n in ${TUNE_SIZES-8192 16384}; do
   "$NEW/oz2_products_tune" $n $n ${TUNE_MODULI:-15} ${TUNE_ITERS:-5} ${TUNE_ROUNDS:-2} >> "$OUT/tune.jsonl" 2> "$OUT/tune_$n.txt"
   echo "oz2_products_tune $n exit $?"; cat "$OUT/tune_$n.txt"
 done
@@ -43,6 +44,13 @@ if rows:
           f"samples above 650 W {sum(x > 650 for x in p)}; SM clock median {c[len(c)//2]:.0f} MHz, min {c[0]:.0f}")
 PY
 SKIP_TESTS=1 VARIANTS="${VARIANTS:-unfused partially-fused}" bash "$(dirname "$0")/device_ozaki2.sh" 2>&1 | grep -v '^$'
+# FP64 mode (the moduli count from the bound, the decision's cost included) with the fused products,
+# beside native, at FP64_SIZES (for the AUTO rule of auto_ozaki2).
+for n in ${FP64_SIZES:-}; do for phi in ${FP64_PHIS:-0.5}; do
+  f="$OUT/fp64_${n}_phi${phi}.json"
+  "$NEW/ozgemm" bench --m $n --n $n --k $n --phi $phi --scheme ozaki2 --variant partially-fused --iters ${ITERS:-5} --json > "$f" 2> "$f.err" || cat "$f.err"
+  python3 -c "import json,sys;r=json.load(open('$f'));o=r['ozgemm'];n=r['native_dgemm'];print('FP64 mode %d^3 phi=%s: %s %s N=%s: %.2f ms %.1f TF comperr %.2e | native %.2f ms %.1f TF | %s'%(r['m'],r['phi'],r['scheme'],r['variant'],r['moduli'],o['ms'],o['tflops'],o['componentwise'],n['ms'],n['tflops'],r['decision']))"
+done; done
 } 2>&1 | tee "$OUT/fused.txt"
 # At most 8 files come back from a device call: everything but the summary in one archive.
 (cd "$OUT" && tar czf /tmp/oz2_logs.tgz --exclude=./fused.txt . && find . -mindepth 1 ! -name fused.txt -delete && mv /tmp/oz2_logs.tgz logs.tgz)

@@ -82,8 +82,12 @@ typedef enum {
  *   AUTO (default): FP64 mode takes whichever scheme meets the accuracy contract fastest on this
  *     device and shape (or native DGEMM); FIXED mode runs Ozaki-I at the handle's slice count.
  *   OZAKI1: slices of 8 bits, s(s+1)/2 INT8 products.
- *   OZAKI2: the integer CRT scheme (Ozaki, Uchino, Imamura), one INT8 product per modulus, unfused
- *     (variant AUTO or UNFUSED; NATIVE runs native). In FP64 mode the moduli count is chosen from
+ *   OZAKI2: the integer CRT scheme (Ozaki, Uchino, Imamura), one INT8 product per modulus. Variants:
+ *     UNFUSED (cuBLASLt products, int32 planes), PARTIALLY_FUSED (Hopper only: one GEMM launch over
+ *     all moduli that reduces each product modulo its modulus in the epilogue, int8 planes; k past
+ *     one int32 chunk runs unfused, and ozgemmGetLastCallInfo says so), AUTO (PARTIALLY_FUSED where
+ *     available, else UNFUSED); FULLY_FUSED is NOT_SUPPORTED; NATIVE runs native. Every variant gives
+ *     the same bits. In FP64 mode the moduli count is chosen from
  *     the data with its own proven bound (docs/numerics.md); in FIXED mode it is the handle's count
  *     (ozgemmSetModuli: a count > 0 selects FIXED, as ozgemmSetSlices does). */
 typedef enum {

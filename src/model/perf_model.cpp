@@ -53,17 +53,19 @@ Prediction predict(Variant v, int64_t m, int64_t n, int64_t k, int s, bool beta_
   return pr;
 }
 
-Prediction predict_ozaki2(int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero, const DeviceSpec& dev) {
+Prediction predict_ozaki2(int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero, const DeviceSpec& dev,
+                          Variant variant) {
   Prediction pr;
-  pr.variant = Variant::Unfused;
+  pr.variant = variant == Variant::PartiallyFused ? Variant::PartiallyFused : Variant::Unfused;
+  const double plane_bytes = pr.variant == Variant::PartiallyFused ? 1.0 : 4.0;
   const double M = double(m), N = double(n), K = double(k), Nm = double(moduli);
   const double operands = 8.0 * (M * K + K * N);
   const double c_bytes = 8.0 * M * N * (beta_nonzero ? 2.0 : 1.0);
   pr.phases.push_back(phase("max-reduce+norms", 0, 2 * operands, 0, dev));
   pr.phases.push_back(phase("residues", 0, operands + Nm * (M * K + K * N), 0, dev));
-  // Each product writes an int32 plane, which the reconstruction reads back (k within one chunk).
-  pr.phases.push_back(phase("products", 2.0 * M * N * K * Nm, Nm * 4.0 * M * N, dev.int8_tops * 1e12, dev));
-  pr.phases.push_back(phase("reconstruction", 0, Nm * 4.0 * M * N + c_bytes, 0, dev));
+  // Each product writes a plane (int32 or int8), which the reconstruction reads back.
+  pr.phases.push_back(phase("products", 2.0 * M * N * K * Nm, Nm * plane_bytes * M * N, dev.int8_tops * 1e12, dev));
+  pr.phases.push_back(phase("reconstruction", 0, Nm * plane_bytes * M * N + c_bytes, 0, dev));
   for (const auto& p : pr.phases) pr.ms += p.ms;
   return pr;
 }

@@ -43,10 +43,10 @@ constexpr HopperRule kHopperRules[] = {
 constexpr double kOzaki2DecisionProducts = 5.3;
 // Effective product rates (TFLOPS x products) of the best measured Hopper variants, for ranking:
 // Ozaki-I 61.6 TFLOPS at 6 slices (21 products, partially fused, 8192^3, 2026-11-21);
-// Ozaki-II 72.8 TFLOPS at 15 moduli (8192^3, 2026-11-23, commit 6acd9db:
-// bench/results/2026-11-23-h100-ozaki2-step3/call8-final-6acd9db).
+// Ozaki-II 77.6 TFLOPS at 15 moduli (8192^3, partially fused, 2026-11-24, commit b93b608:
+// bench/results/2026-11-24-h100-ozaki2-fused/call3-b93b608).
 constexpr double kHopperOzaki1ProductRate = 61.6 * 21;
-constexpr double kHopperOzaki2ProductRate = 72.8 * 15;
+constexpr double kHopperOzaki2ProductRate = 77.6 * 15;
 
 const ArchRates& closest_arch(const DeviceDesc& dev) {
   const ArchRates* best = &kArchRates[0];  // the closest known architecture not newer
@@ -84,7 +84,11 @@ bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
 }
 
 Variant auto_ozaki2_variant(const GemmShape&, const DeviceDesc& dev) {
-  // TODO(measure): rule and provenance from the fourth step's H100 runs.
+  // H100 SXM, 2026-11-24, 15 moduli, phi 0.5, both variants in one run (bench/results/
+  // 2026-11-24-h100-ozaki2-fused/call3-b93b608, `bash bench/device_ozaki2_fused.sh`): partially fused
+  // 2.08 / 14.18 / 99.80 ms against unfused 2.25 / 15.16 / 104.09 ms at 4096^3 / 8192^3 / 16384^3
+  // (14 moduli: 1.96 / 13.08 / 90.80 against 2.10 / 14.29 / 97.56). Smaller shapes were not
+  // measured; the fused products' int8 planes are a quarter of the bytes at every shape.
   return dev.is_hopper() && dev.sm90_kernels ? Variant::PartiallyFused : Variant::Unfused;
 }
 

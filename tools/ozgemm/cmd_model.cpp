@@ -38,14 +38,15 @@ int cmd_model(const CliOptions& o) {
         j.end_object();
       }
     // Ozaki-II rows after all Ozaki-I rows (one per device).
-    for (const auto& d : devs) {
-      const auto p = model::predict_ozaki2(sz.m, sz.n, sz.k, moduli, o.beta != 0.0, d);
-      j.begin_object();
-      j.field("device", d.name).field("variant", "ozaki2-unfused").field("moduli", moduli).field("ms", p.ms);
-      j.field("tflops", p.tflops(sz.m, sz.n, sz.k));
-      for (const auto& ph : p.phases) j.field(ph.name + "_ms", ph.ms);
-      j.end_object();
-    }
+    for (const auto& d : devs)
+      for (auto v : {Variant::Unfused, Variant::PartiallyFused}) {
+        const auto p = model::predict_ozaki2(sz.m, sz.n, sz.k, moduli, o.beta != 0.0, d, v);
+        j.begin_object();
+        j.field("device", d.name).field("variant", std::string("ozaki2-") + variant_name(v)).field("moduli", moduli);
+        j.field("ms", p.ms).field("tflops", p.tflops(sz.m, sz.n, sz.k));
+        for (const auto& ph : p.phases) j.field(ph.name + "_ms", ph.ms);
+        j.end_object();
+      }
     j.end_array();
     j.end_object();
     std::cout << j.str() << "\n";
@@ -63,12 +64,12 @@ int cmd_model(const CliOptions& o) {
       t.add_row({d.name + " (" + fmt_fixed(d.int8_tops, 0) + " TOPS, " + fmt_fixed(d.bandwidth_gbs, 0) + " GB/s)",
                  variant_name(v), fmt_fixed(p.ms, 3), fmt_fixed(p.tflops(sz.m, sz.n, sz.k), 1), ph});
     }
-    {
-      const auto p = model::predict_ozaki2(sz.m, sz.n, sz.k, moduli, o.beta != 0.0, d);
+    for (auto v : {Variant::Unfused, Variant::PartiallyFused}) {
+      const auto p = model::predict_ozaki2(sz.m, sz.n, sz.k, moduli, o.beta != 0.0, d, v);
       std::string ph;
       for (const auto& x : p.phases) ph += (ph.empty() ? "" : ", ") + x.name + " " + fmt_fixed(x.ms, 3);
-      t.add_row({"", "ozaki2, " + std::to_string(moduli) + " moduli", fmt_fixed(p.ms, 3),
-                 fmt_fixed(p.tflops(sz.m, sz.n, sz.k), 1), ph});
+      t.add_row({"", "ozaki2 " + std::string(variant_name(v)) + ", " + std::to_string(moduli) + " moduli",
+                 fmt_fixed(p.ms, 3), fmt_fixed(p.tflops(sz.m, sz.n, sz.k), 1), ph});
     }
     t.add_separator();
   }

@@ -50,13 +50,14 @@ struct Prediction {
 // The GEMM operands' re-reads from L2 are not memory traffic in this model.
 Prediction predict(Variant v, int64_t m, int64_t n, int64_t k, int s, bool beta_nonzero, const DeviceSpec& dev);
 
-// The Ozaki-II unfused path with N moduli (variant Unfused):
+// The Ozaki-II scheme with N moduli, variant Unfused or PartiallyFused (k within one int32 chunk):
 //   max-reduce + norms   read A, B twice (8 bytes an element each time)
 //   residues             read A, B again, write N int8 residues of each
-//   products             N INT8 GEMMs (2mnk N ops), each writing one int32 plane that the reduction
-//                        reads back and turns into one int8 residue plane (4 + 4 + 1 bytes an entry)
-//   reconstruction       reads the N residue planes, writes C (reads it if beta != 0)
-Prediction predict_ozaki2(int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero, const DeviceSpec& dev);
+//   products             N INT8 GEMMs (2mnk N ops), each writing one plane: int32 from cuBLASLt
+//                        (Unfused), int8 residues from the Hopper GEMM's epilogue (PartiallyFused)
+//   reconstruction       reads the N planes (4 or 1 bytes an entry), writes C (reads it if beta != 0)
+Prediction predict_ozaki2(int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero, const DeviceSpec& dev,
+                          Variant variant = Variant::Unfused);
 
 }  // namespace model
 }  // namespace ozgemm

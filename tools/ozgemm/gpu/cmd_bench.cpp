@@ -259,7 +259,7 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   const int model_slices = r.slices > 0 ? r.slices : kDefaultSlices;
   const bool oz2_ran = r.info.scheme == OZGEMM_SCHEME_OZAKI2 && v != OZGEMM_VARIANT_NATIVE;
   auto predict = [&](const model::DeviceSpec& spec) {
-    return oz2_ran ? model::predict_ozaki2(sz.m, sz.n, sz.k, r.info.moduli, p.beta != 0.0, spec)
+    return oz2_ran ? model::predict_ozaki2(sz.m, sz.n, sz.k, r.info.moduli, p.beta != 0.0, spec, mv)
                    : model::predict(mv, sz.m, sz.n, sz.k, model_slices, p.beta != 0.0, spec);
   };
   r.model_ms = predict(r.spec).ms;
