@@ -34,7 +34,7 @@ for n in ${TUNE_SIZES-8192 16384}; do
   echo "oz2_products_tune $n exit $?"; cat "$OUT/tune_$n.txt"
 done
 kill $SMI 2>/dev/null
-python3 - "$OUT/power.csv" <<'PY'
+[ -s "$OUT/power.csv" ] && python3 - "$OUT/power.csv" <<'PY'
 import csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) >= 4 and r[1].strip().endswith('W')]
 if rows:
@@ -48,7 +48,7 @@ SKIP_TESTS=1 VARIANTS="${VARIANTS:-unfused partially-fused}" bash "$(dirname "$0
 # beside native, at FP64_SIZES (for the AUTO rule of auto_ozaki2).
 for n in ${FP64_SIZES:-}; do for phi in ${FP64_PHIS:-0.5}; do
   f="$OUT/fp64_${n}_phi${phi}.json"
-  "$NEW/ozgemm" bench --m $n --n $n --k $n --phi $phi --scheme ozaki2 --variant partially-fused --iters ${ITERS:-5} --json > "$f" 2> "$f.err" || cat "$f.err"
+  "$NEW/ozgemm" bench --m $n --n $n --k $n --phi $phi --accuracy fp64 --scheme ozaki2 --variant partially-fused --iters ${ITERS:-5} --json > "$f" 2> "$f.err" || cat "$f.err"
   python3 -c "import json,sys;r=json.load(open('$f'));o=r['ozgemm'];n=r['native_dgemm'];print('FP64 mode %d^3 phi=%s: %s %s N=%s: %.2f ms %.1f TF comperr %.2e | native %.2f ms %.1f TF | %s'%(r['m'],r['phi'],r['scheme'],r['variant'],r['moduli'],o['ms'],o['tflops'],o['componentwise'],n['ms'],n['tflops'],r['decision']))"
 done; done
 } 2>&1 | tee "$OUT/fused.txt"

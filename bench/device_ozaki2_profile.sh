@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# bench/device_ozaki2_profile.sh — one device call: Nsight Compute on the Ozaki-II unfused path's
-# kernels at one size (default 8192^3, N = 15, phi = 0.5): the passes over A and B (row shifts,
-# norms, residues), the first INT8 products (cuBLASLt) and the reconstruction. Clocks left alone
+# bench/device_ozaki2_profile.sh — one device call: Nsight Compute on the Ozaki-II path's kernels
+# (VARIANT: unfused, the default, or partially-fused) at one size (default 8192^3, N = 15, phi = 0.5):
+# the passes over A and B (row shifts, norms, residues), the reconstruction (PASSES=7) and, with
+# partially-fused and PASSES=8, the fused products (their kernel's name holds oz2_sm90); then the
+# first kernels not ours (GEMMS of them: cuBLASLt's products, unfused). Clocks left alone
 # (--clock-control none, METHOD.md). Output under $OUT/ozaki2_profile: one text report per group
 # (ncu's details page) and the .ncu-rep files.
 source "$(dirname "$0")/device_env.sh" ozaki2_profile
@@ -10,7 +12,7 @@ n=${SIZE:-8192}
 N=${MODULI:-15}
 SECTIONS="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
   --section Occupancy --section WarpStateStats --section InstructionStats --section SchedulerStats --section LaunchStats"
-bench=("$NEW/ozgemm" bench --m $n --n $n --k $n --phi ${PHI:-0.5} --scheme ozaki2 --moduli $N --iters 1 --json)
+bench=("$NEW/ozgemm" bench --m $n --n $n --k $n --phi ${PHI:-0.5} --scheme ozaki2 --moduli $N --variant ${VARIANT:-unfused} --iters 1 --json)
 # The first call's passes: row shifts of A and B, norms, residues, then reconstruction (7 launches).
 ncu --clock-control none $SECTIONS -k "regex:row_shifts|oz2_" -c ${PASSES:-7} -o "$P/passes" -f \
   "${bench[@]}" > "$P/passes_run.log" 2>&1
