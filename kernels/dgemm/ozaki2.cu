@@ -123,53 +123,85 @@ __global__ void oz2_accumulate_kernel(const int32_t* __restrict__ partial, int32
   plane[at] = nm::sym_mod(int64_t(plane[at]) + partial[at], p);
 }
 
-// The rows a reconstruction thread takes: 4 consecutive ones from int8 planes (one 32-bit load a
-// plane: at 1 byte a load the pass ran at 0.85 ms for 1.5 GB at 8192^2, N = 15, H100), 1 from int32
-// ones. Four rows from r0 (a multiple of 4) stay inside the planes' rows: chunks are whole multiples
-// of 16 rows (UnfusedPolicy::kRowAlign), every row of which the products wrote.
-template <class Plane>
-constexpr int kReconstructRows = std::is_same_v<Plane, int8_t> ? 4 : 1;
-
-// Residues of modulus I.. N-1 of the thread's rows from the product planes: int32 ones (cuBLASLt's
-// sums) reduced here, int8 ones (the Hopper products') already residues.
-template <int I, int N, class Plane>
-__device__ __forceinline__ void load_residues(const Plane* at, int64_t plane, int32_t (&u)[kReconstructRows<Plane>][N]) {
+// Residues of modulus I.. N-1 of one entry from cuBLASLt's int32 product planes, reduced here.
+template <int I, int N>
+__device__ __forceinline__ void load_residues(const int32_t* at, int64_t plane, int32_t (&u)[N]) {
   if constexpr (I < N) {
-    if constexpr (std::is_same_v<Plane, int8_t>) {
-      const uint32_t w = *reinterpret_cast<const uint32_t*>(at + I * plane);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) u[q][I] = static_cast<int32_t>(w << (24 - 8 * q)) >> 24;  // byte q, sign-extended
-    } else {
-      u[0][I] = nm::sym_mod_i32<nm::kModuliTable[I]>(at[I * plane]);
-    }
+    u[I] = nm::sym_mod_i32<nm::kModuliTable[I]>(at[I * plane]);
     load_residues<I + 1, N>(at, plane, u);
   }
 }
+// Residues of modulus I.. N-1 of 4 consecutive entries from the Hopper products' int8 planes: one
+// 32-bit load a plane, byte q of it entry q's residue.
+template <int I, int N>
+__device__ __forceinline__ void load_residues4(const int8_t* at, int64_t plane, int32_t (&u)[4][N]) {
+  if constexpr (I < N) {
+    const uint32_t w = *reinterpret_cast<const uint32_t*>(at + I * plane);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) u[q][I] = static_cast<int32_t>(w << (24 - 8 * q)) >> 24;  // sign-extended
+    load_residues4<I + 1, N>(at, plane, u);
+  }
+}
 
-template <int N, class Plane>
-__global__ void __launch_bounds__(256) oz2_reconstruct_kernel(Oz2ReconstructArgs a, const Plane* __restrict__ planes,
-                                                              nm::Ozaki2Constants c) {
-  constexpr int R = kReconstructRows<Plane>;
-  const int64_t r0 = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * R;
+// A(rg, cg) B's entry before alpha/beta: the special path for Inf/NaN rows and columns, else the CRT
+// of the residues (as exact doubles, numerics::oz2_residue_double) scaled back.
+template <int N>
+__device__ __forceinline__ double reconstruct_entry(const Oz2ReconstructArgs& a, const nm::Ozaki2Constants& c,
+                                                   const int32_t (&u)[N], int64_t rg, int64_t cg) {
+  if (a.flag_a[rg] | a.flag_b[cg]) return special_dot_device(a.a, a.b, rg, cg);
+  const double y = nm::oz2_reconstruct_n(c, N, [&](int i) { return nm::oz2_residue_double(u[i]); });
+  return nm::scale_pow2(y, -(a.sft_a[rg] + a.sft_b[cg]));
+}
+
+// From int32 planes: one entry a thread, 128 x 2 threads a block.
+template <int N>
+__global__ void __launch_bounds__(256) oz2_reconstruct_kernel(Oz2ReconstructArgs a, nm::Ozaki2Constants c) {
+  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t col = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;
-  if (r0 >= a.m_rows || col >= a.n_cols) return;
-  int32_t u[R][N];
-  load_residues<0, N>(planes + r0 + col * a.ld, a.plane_elems, u);
+  if (r >= a.m_rows || col >= a.n_cols) return;
+  int32_t u[N];
+  load_residues<0, N>(a.products + r + col * a.ld, a.plane_elems, u);
+  const int64_t rg = a.row0 + r, cg = a.col0 + col;
+  double* out = a.C + rg + cg * a.ldc;
+  const bool read_c = a.beta != 0.0;
+  *out = nm::apply_alpha_beta(a.alpha, reconstruct_entry(a, c, u, rg, cg), a.beta, read_c ? *out : 0.0, read_c);
+}
+
+// From int8 planes: a warp takes 128 consecutive rows of one column, a thread 4 of them (one 32-bit
+// load a plane: at one byte a load the pass ran at 0.85 ms, 8192^2 and N = 15, H100); the results go
+// through shared memory so that C is read and written by lanes of consecutive rows (written straight
+// from the 4-row threads, each store touched 32 sectors for 256 bytes, and the pass was bound by L2
+// throughput at 98%: 0.78 ms, ncu). Four rows from a multiple of 4 stay inside the planes: chunks
+// are whole multiples of 16 rows (UnfusedPolicy::kRowAlign), every one written by the products.
+constexpr int kResidueWarpRows = 128, kResidueWarps = 8;
+template <int N>
+__global__ void __launch_bounds__(32 * kResidueWarps) oz2_reconstruct_residues_kernel(Oz2ReconstructArgs a,
+                                                                                     nm::Ozaki2Constants c) {
+  __shared__ double2 stage[kResidueWarps][kResidueWarpRows / 2];
+  const int lane = threadIdx.x, w = threadIdx.y;
+  const int64_t rbase = int64_t(blockIdx.x) * kResidueWarpRows;
+  const int64_t col = int64_t(blockIdx.y) * kResidueWarps + w;
+  if (col >= a.n_cols) return;  // the whole warp
   const int64_t cg = a.col0 + col;
+  const int64_t r0 = rbase + 4 * lane;
+  if (r0 < a.m_rows) {
+    int32_t u[4][N];
+    load_residues4<0, N>(a.residues + r0 + col * a.ld, a.plane_elems, u);
+    double acc[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) acc[q] = r0 + q < a.m_rows ? reconstruct_entry(a, c, u[q], a.row0 + r0 + q, cg) : 0.0;
+    stage[w][2 * lane] = make_double2(acc[0], acc[1]);
+    stage[w][2 * lane + 1] = make_double2(acc[2], acc[3]);
+  }
+  __syncwarp();
+  const double* staged = reinterpret_cast<const double*>(stage[w]);
   const bool read_c = a.beta != 0.0;
 #pragma unroll
-  for (int q = 0; q < R; ++q) {
-    const int64_t rg = a.row0 + r0 + q;
-    if (r0 + q >= a.m_rows) break;
-    double acc;
-    if (a.flag_a[rg] | a.flag_b[cg]) {
-      acc = special_dot_device(a.a, a.b, rg, cg);
-    } else {
-      const double y = nm::oz2_reconstruct_n(c, N, [&](int i) { return nm::oz2_residue_double(u[q][i]); });
-      acc = nm::scale_pow2(y, -(a.sft_a[rg] + a.sft_b[cg]));
-    }
-    double* out = a.C + rg + cg * a.ldc;
-    *out = nm::apply_alpha_beta(a.alpha, acc, a.beta, read_c ? *out : 0.0, read_c);
+  for (int j = 0; j < kResidueWarpRows / 32; ++j) {
+    const int64_t r = rbase + 32 * j + lane;
+    if (r >= a.m_rows) break;
+    double* out = a.C + a.row0 + r + cg * a.ldc;
+    *out = nm::apply_alpha_beta(a.alpha, staged[32 * j + lane], a.beta, read_c ? *out : 0.0, read_c);
   }
 }
 
@@ -226,17 +258,22 @@ cudaError_t launch_oz2_accumulate(const int32_t* partial, int32_t* plane, int64_
 cudaError_t launch_oz2_reconstruct(const Oz2ReconstructArgs& args, const nm::Ozaki2Constants& c, cudaStream_t stream) {
   if (args.m_rows <= 0 || args.n_cols <= 0) return cudaSuccess;
   if ((args.products == nullptr) == (args.residues == nullptr)) return cudaErrorInvalidValue;
-  const auto launch = [&](auto n, const auto* planes) {
-    constexpr int R = kReconstructRows<std::remove_cv_t<std::remove_pointer_t<decltype(planes)>>>;
-    const dim3 block(128 / R, 2 * R), grid = grid_2d((args.m_rows + R - 1) / R, args.n_cols, block);
+  if (args.residues) {
+    // The 32-bit loads of 4 rows: rows of a chunk and planes on 4-byte boundaries.
+    if (args.ld % 4 || args.plane_elems % 4 || reinterpret_cast<uintptr_t>(args.residues) % 4) return cudaErrorInvalidValue;
+    const dim3 block(32, kResidueWarps), grid = grid_2d((args.m_rows + kResidueWarpRows - 1) / kResidueWarpRows * 32,
+                                                        args.n_cols, block);
     if (grid.y > 65535) return cudaErrorInvalidValue;
-    if (R > 1 && (args.ld % R || args.plane_elems % R || reinterpret_cast<uintptr_t>(planes) % (R * sizeof *planes)))
-      return cudaErrorInvalidValue;  // the 32-bit loads of 4 rows
-    oz2_reconstruct_kernel<decltype(n)::value><<<grid, block, 0, stream>>>(args, planes, c);
-    return cudaGetLastError();
-  };
+    return with_moduli_count(c.n, [&](auto n) {
+      oz2_reconstruct_residues_kernel<decltype(n)::value><<<grid, block, 0, stream>>>(args, c);
+      return cudaGetLastError();
+    });
+  }
+  const dim3 block(128, 2), grid = grid_2d(args.m_rows, args.n_cols, block);
+  if (grid.y > 65535) return cudaErrorInvalidValue;
   return with_moduli_count(c.n, [&](auto n) {
-    return args.residues ? launch(n, args.residues) : launch(n, args.products);
+    oz2_reconstruct_kernel<decltype(n)::value><<<grid, block, 0, stream>>>(args, c);
+    return cudaGetLastError();
   });
 }
 
