@@ -17,20 +17,13 @@
 #include <vector>
 
 #include "baseline/int8_gemm_cublaslt.hpp"
+#include "bench/cuda_check.hpp"
 #include "kernels/dgemm/ozaki2_products_sm90.cuh"
 #include "kernels/dgemm/policy.hpp"
 
 using namespace ozgemm;
 namespace nm = ozgemm::numerics;
 
-#define CK(x)                                                                                   \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
 
 __global__ void fill_residues(int8_t* p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
@@ -53,20 +46,20 @@ __global__ void count_mismatches(const int32_t* full, const int8_t* reduced, siz
 struct Timer {
   cudaEvent_t a, b;
   Timer() {
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    CHECK_CUDA(cudaEventCreate(&a));
+    CHECK_CUDA(cudaEventCreate(&b));
   }
   template <class F>
   double median_ms(F&& f, int iters) {
     for (int w = 0; w < 2; ++w) f();
     std::vector<double> t;
     for (int i = 0; i < iters; ++i) {
-      CK(cudaEventRecord(a));
+      CHECK_CUDA(cudaEventRecord(a));
       f();
-      CK(cudaEventRecord(b));
-      CK(cudaEventSynchronize(b));
+      CHECK_CUDA(cudaEventRecord(b));
+      CHECK_CUDA(cudaEventSynchronize(b));
       float ms = 0;
-      CK(cudaEventElapsedTime(&ms, a, b));
+      CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
       t.push_back(ms);
     }
     std::sort(t.begin(), t.end());
@@ -100,22 +93,22 @@ int main(int argc, char** argv) {
   const int rounds = argc > 5 ? std::atoi(argv[5]) : 2;
   const nm::Ozaki2Constants& c = nm::ozaki2_constants(N);
   cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   const size_t opnd = size_t(n) * size_t(k), plane = size_t(n) * size_t(n);
   int8_t *A, *B, *D8;
   int32_t* D32;
   void* ws;
   const size_t ws_bytes = size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes);
   unsigned long long* bad;
-  CK(cudaMalloc(&A, opnd * N));
-  CK(cudaMalloc(&B, opnd * N));
-  CK(cudaMalloc(&D8, plane * N));
-  CK(cudaMalloc(&D32, plane * N * 4));
-  CK(cudaMalloc(&ws, ws_bytes));
-  CK(cudaMallocManaged(&bad, sizeof *bad));
+  CHECK_CUDA(cudaMalloc(&A, opnd * N));
+  CHECK_CUDA(cudaMalloc(&B, opnd * N));
+  CHECK_CUDA(cudaMalloc(&D8, plane * N));
+  CHECK_CUDA(cudaMalloc(&D32, plane * N * 4));
+  CHECK_CUDA(cudaMalloc(&ws, ws_bytes));
+  CHECK_CUDA(cudaMallocManaged(&bad, sizeof *bad));
   fill_residues<<<4096, 256>>>(A, opnd * N, 1);
   fill_residues<<<4096, 256>>>(B, opnd * N, 2);
-  CK(cudaGetLastError());
+  CHECK_CUDA(cudaGetLastError());
   Int8GemmLt lt;
   if (lt.init() != CUBLAS_STATUS_SUCCESS) return 1;
   auto lt_each = [&] {
@@ -148,9 +141,9 @@ int main(int argc, char** argv) {
   };
   // Reference planes and the check of every fused configuration.
   lt_each();
-  CK(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaDeviceSynchronize());
   for (const auto& v : fused) {
-    CK(cudaMemset(D8, 0x5a, plane * N));
+    CHECK_CUDA(cudaMemset(D8, 0x5a, plane * N));
     *bad = 0;
     const cudaError_t e = v.run(pa, nullptr);
     if (e != cudaSuccess) {
@@ -158,7 +151,7 @@ int main(int argc, char** argv) {
       continue;
     }
     count_mismatches<<<4096, 256>>>(D32, D8, plane, N, c, bad);
-    CK(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaDeviceSynchronize());
     std::fprintf(stderr, "check %-24s mismatches %llu of %zu\n", v.name.c_str(), *bad, plane * N);
   }
   Timer t;
@@ -174,11 +167,11 @@ int main(int argc, char** argv) {
     report(r, "cublaslt_each_int32", t.median_ms(lt_each, iters), N);
     report(r, "cublaslt_batched_int32", t.median_ms(lt_batched, iters), N);
     for (const auto& v : fused)
-      report(r, v.name, t.median_ms([&] { CK(v.run(pa, nullptr)); }, iters), N);
+      report(r, v.name, t.median_ms([&] { CHECK_CUDA(v.run(pa, nullptr)); }, iters), N);
   }
   // The INT8 probe's constant operands (one product): what random data do not reach.
-  CK(cudaMemset(A, 0x11, opnd));
-  CK(cudaMemset(B, 0x07, opnd));
+  CHECK_CUDA(cudaMemset(A, 0x11, opnd));
+  CHECK_CUDA(cudaMemset(B, 0x07, opnd));
   auto lt_one = [&] {
     if (lt.run(int(n), int(n), int(k), A, int(k), B, int(k), D32, int(n), ws, ws_bytes, nullptr, true) != CUBLAS_STATUS_SUCCESS)
       std::exit(2);

@@ -24,19 +24,11 @@
 #include <string>
 #include <vector>
 
+#include "../cuda_check.hpp"
 #include "gemmul8.hpp"
 #include "ozgemm/ozgemm.h"
 
 namespace {
-
-#define CHECK_CUDA(x)                                                                     \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                       \
-    }                                                                                     \
-  } while (0)
 
 __global__ void fill_phi_kernel(double* x, size_t count, double phi, unsigned long long seed) {
   const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;

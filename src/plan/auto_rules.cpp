@@ -78,17 +78,22 @@ bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
   // adds 3.8 ms (20.4 ms, 53.8 TFLOPS against native 54.9 in the same run), and at 16384^3 (phi 0.5)
   // or 8192^3 (phi 1) no count up to 16 meets the bound, so the decision's 4.3 ms (8192^3) to 24 ms
   // (16384^3) would be spent before native DGEMM runs anyway (bench/results/2026-11-23-h100-fp64-schemes,
-  // `bash bench/device_schemes.sh`). A shape-based rule goes here once one is measured to win.
+  // `bash bench/device_schemes.sh`). With the fused products (2026-11-24, commit 25a95ec,
+  // bench/results/2026-11-24-h100-ozaki2-fused/call6-fp64-profile-25a95ec): FP64 mode at 8192^3 ran
+  // 16 moduli in 19.18 / 19.54 ms against native's 20.21 / 20.10 (phi 0.5 / -1: 1.05x, 1.03x), but
+  // 25.28 ms against 20.29 at phi 1 (no count meets the bound: native after the decision) and
+  // 3.41 ms against 2.35 at 4096^3: a few percent on benign data, 20-45% lost elsewhere, so still no
+  // Hopper rule. A shape-based rule goes here once one is measured to win.
   if (dev.is_hopper()) return false;
   return roofline_emulation_wins(moduli + kOzaki2DecisionProducts, dev);
 }
 
 Variant auto_ozaki2_variant(const GemmShape&, const DeviceDesc& dev) {
   // H100 SXM, 2026-11-24, 15 moduli, phi 0.5, both variants in one run (bench/results/
-  // 2026-11-24-h100-ozaki2-fused/call3-b93b608, `bash bench/device_ozaki2_fused.sh`): partially fused
-  // 2.08 / 14.18 / 99.80 ms against unfused 2.25 / 15.16 / 104.09 ms at 4096^3 / 8192^3 / 16384^3
-  // (14 moduli: 1.96 / 13.08 / 90.80 against 2.10 / 14.29 / 97.56). Smaller shapes were not
-  // measured; the fused products' int8 planes are a quarter of the bytes at every shape.
+  // 2026-11-24-h100-ozaki2-fused/call7-final-5daf45f, `bash bench/device_ozaki2_fused.sh`): partially
+  // fused 2.03 / 13.92 / 99.35 ms against unfused 2.22 / 14.63 / 106.64 ms at 4096^3 / 8192^3 /
+  // 16384^3 (call3-b93b608, 14 moduli: 1.96 / 13.08 / 90.80 against 2.10 / 14.29 / 97.56). Smaller
+  // shapes were not measured; the fused products' int8 planes are a quarter of the bytes at every shape.
   return dev.is_hopper() && dev.sm90_kernels ? Variant::PartiallyFused : Variant::Unfused;
 }
 
