@@ -39,6 +39,16 @@ __device__ __forceinline__ uint32_t to_s8(float v) {
   return static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(i < -128 ? -128 : (i > 127 ? 127 : i))));
 }
 
+// int8 B0 row permutation (b2b_sm80.cu and b2b_sm90.cu, whose 8-bit A fragments of GEMM 1 take 4
+// consecutive k of a row per thread where an int32 accumulator of GEMM 0 gives 2): shared row /
+// accumulator column P = 32t + 8b + 2q + e (q the thread in its quad) holds D0's logical column
+// 32t + 16(b/2) + 4q + 2(b%2) + e, so each thread's accumulators of blocks 2h', 2h'+1 are the 4
+// consecutive columns its A fragment wants.
+__host__ __device__ __forceinline__ int s8_d0_column(int P) {
+  const int t = P & ~31, b = (P >> 3) & 3, q = (P >> 1) & 3, e = P & 1;
+  return t + 16 * (b >> 1) + 4 * q + 2 * (b & 1) + e;
+}
+
 // ---- The implicit im2col of conv 0 (B2bArgs::conv_c > 0) ----
 // A thread that copies rows of A0 keeps, for each of its rows, where that row's pixel is.
 struct ConvPixel {

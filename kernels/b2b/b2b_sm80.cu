@@ -78,13 +78,6 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
-// int8 B0 row permutation (see the top of this file): the logical D0 column of accumulator
-// column P.
-__device__ __forceinline__ int s8_d0_column(int P) {
-  const int t = P & ~31, b = (P >> 3) & 3, q = (P >> 1) & 3, e = P & 1;
-  return t + 16 * (b >> 1) + 4 * q + 2 * (b & 1) + e;
-}
-
 // Copies rows [0, rows) x k-chunk [k, k + 32) of a row-major matrix (leading dimension ld,
 // units) into a shared tile [rows][kRowK]; row indices past `valid` read row valid-1 instead
 // (their results are never stored). kPermute: shared row P reads global row s8_d0_column(P).

@@ -1,29 +1,32 @@
-// kernels/b2b/b2b_sm90.cu — fused back-to-back GEMM for Hopper (sm_90a), fp16, register residency:
-// GEMM 0 with wgmma reading A0 and B0 from shared memory (128B-swizzled, filled by a 4-stage
+// kernels/b2b/b2b_sm90.cu — fused back-to-back GEMM for Hopper (sm_90a), register residency, fp16
+// or int8: GEMM 0 with wgmma reading A0 and B0 from shared memory (swizzled, filled by a 4-stage
 // cp.async ring), GEMM 1 with wgmma taking D0 as its A operand from registers (as attention
 // kernels feed P into P x V).
 //
 // One CTA = two warp groups = 128 rows; each warp group owns 64 rows and all n0 / n1 columns.
-// Why D0 needs no shuffle: the accumulator of a 64 x N wgmma (CLayout_64xN) holds, per thread,
-// values (e, h, b) = (column pair, row half, 8-column block) with flat index e + 2h + 4b; the
-// register A operand of a 64 x 16 wgmma (ALayout_64x16) holds (e, h, k-half) of one 16-wide
+// Why D0 needs no shuffle, fp16: the accumulator of a 64 x N wgmma (CLayout_64xN) holds, per
+// thread, values (e, h, b) = (column pair, row half, 8-column block) with flat index e + 2h + 4b;
+// the register A operand of a 64 x 16 wgmma (ALayout_64x16) holds (e, h, k-half) of one 16-wide
 // k-block, so k-block j's fragment is the accumulator's blocks 2j, 2j+1 in the same order and
 // the fp16 copy of the accumulator *is* GEMM 1's A operand, reinterpreted.
-// Same numerics as b2b_sm80.cu (fmaf epilogue, ReLU, round to fp16). Configuration: policy.hpp
-// (B2bSm90Policy). Convolution pairs gather A0's k-tiles from X (b2b_device.cuh's implicit im2col;
-// a k-tile lies within one filter tap) into the same swizzled stages.
+// int8: the 8-bit A operand of a 64 x 32 wgmma (ALayout_64x32) holds (c, h, k-half) with c four
+// consecutive k, where the accumulator gives a thread 2 consecutive columns a block; B0's rows are
+// loaded permuted (s8_d0_column, as the portable kernel does), so a thread's accumulators of blocks
+// 4j + 2k', 4j + 2k' + 1 are logical columns 32j + 16k' + 4q .. + 3: A element c + 4h + 8k' + 16j
+// is the requantised accumulator e = c % 2, h, b = 4j + 2k' + c / 2 (no shuffle; B1 untouched).
+// Same numerics as b2b_sm80.cu (fmaf epilogue, ReLU, round to fp16 / requantise to int8).
+// Configuration: policy.hpp (B2bSm90Policy). Convolution pairs gather A0's k-tiles from X
+// (b2b_device.cuh's implicit im2col; a k-tile lies within one filter tap) into the same stages.
 #include "kernels/b2b/b2b_device.cuh"
 
 #if defined(OZGEMM_BUILD_SM90_FUSED)
 
 #include <cuda_fp16.h>
 
-#include <cute/tensor.hpp>  // first: the atoms below need the algorithms it declares
-#include <cute/arch/copy_sm80.hpp>
-#include <cute/atom/copy_atom.hpp>
-#include <cute/atom/mma_atom.hpp>
 #include <cutlass/arch/barrier.h>
 #include <cutlass/cutlass.h>
+
+#include "kernels/b2b/b2b_sm90_config.cuh"
 
 namespace ozgemm {
 namespace kernels {
@@ -31,36 +34,25 @@ namespace kernels {
 namespace {
 
 using namespace cute;
+using namespace b2b_sm90;
 
-constexpr int kM = B2bSm90Policy::kTileM, kK = B2bSm90Policy::kTileK, kThreads = B2bSm90Policy::kThreads;
-static_assert(kM == 128, "two warp groups of 64 rows");
+// The stored element of the epilogues: fp16 rounded, int8 requantised (b2b_device.cuh).
+__device__ __forceinline__ half_t to_elem(float v, half_t) { return half_t(__float2half_rn(v)); }
+__device__ __forceinline__ int8_t to_elem(float v, int8_t) { return static_cast<int8_t>(to_s8(v)); }
+__device__ __forceinline__ float elem_float(half_t v) { return float(v); }
+__device__ __forceinline__ float elem_float(int8_t v) { return float(v); }
+// Two consecutive elements of a row as one store: 4 bytes fp16, 2 bytes int8.
+__device__ __forceinline__ uint32_t elem_pair(half_t lo, half_t hi) {
+  return uint32_t(lo.raw()) | (uint32_t(hi.raw()) << 16);
+}
+__device__ __forceinline__ uint16_t elem_pair(int8_t lo, int8_t hi) {
+  return static_cast<uint16_t>(uint32_t(uint8_t(lo)) | (uint32_t(uint8_t(hi)) << 8));
+}
 
-template <int N0, int N1>
-struct B2bSm90Config {
-  static constexpr int kStages = B2bSm90Policy::stages(N1);
-  static constexpr int kN1Chunk = N1 < B2bSm90Policy::kN1Chunk ? N1 : B2bSm90Policy::kN1Chunk;
-  using SmemAtom = GMMA::Layout_K_SW128_Atom<half_t>;  // 8 rows x 64 halves, 128B swizzle
-  using SmemA = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<kM>{}, Int<kK>{}, Int<kStages>{})));
-  using SmemB0 = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<N0>{}, Int<kK>{}, Int<kStages>{})));
-  using SmemB1 = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<N1>{}, Int<N0>{})));
-  using Mma0 = decltype(make_tiled_mma(GMMA::ss_op_selector<half_t, half_t, float, Shape<_64, Int<N0>, Int<kK>>>(),
-                                       Layout<Shape<_2, _1, _1>>{}));
-  using Mma1 = decltype(make_tiled_mma(GMMA::rs_op_selector<half_t, half_t, float, Shape<_64, Int<kN1Chunk>, Int<N0>>>(),
-                                       Layout<Shape<_2, _1, _1>>{}));
-  // 256 threads x 16 bytes: 32 rows of 64 halves a step.
-  using Copy = decltype(make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, half_t>{},
-                                        Layout<Shape<_32, _8>, Stride<_8, _1>>{}, Layout<Shape<_1, _8>>{}));
-  struct Smem {
-    alignas(128) half_t a[cosize_v<SmemA>];
-    alignas(128) half_t b0[cosize_v<SmemB0>];
-    alignas(128) half_t b1[cosize_v<SmemB1>];
-  };
-};
-
-template <int N0, int N1>
+template <class T, int N0, int N1>
 __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) b2b_sm90_kernel(B2bArgs p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Cfg = B2bSm90Config<N0, N1>;
+  using Cfg = B2bSm90Config<T, N0, N1>;
   constexpr int kStages = Cfg::kStages, kN1Chunk = Cfg::kN1Chunk;
   extern __shared__ __align__(128) char smem_buf[];
   auto& ss = *reinterpret_cast<typename Cfg::Smem*>(smem_buf);
@@ -72,9 +64,9 @@ __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) 
   const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;  // (lambdas below capture them)
   const int64_t k0 = p.k0;
   // (a convolution's A0 is gathered from X instead: gA below is then not read)
-  const half_t* A0 = static_cast<const half_t*>(p.a0) + z * p.stride_a0 + (p.conv_c > 0 ? 0 : row0 * k0);
-  const half_t* B0 = static_cast<const half_t*>(p.b0) + z * p.stride_b0;
-  const half_t* B1 = static_cast<const half_t*>(p.b1) + z * p.stride_b1;
+  const T* A0 = static_cast<const T*>(p.a0) + z * p.stride_a0 + (p.conv_c > 0 ? 0 : row0 * k0);
+  const T* B0 = static_cast<const T*>(p.b0) + z * p.stride_b0;
+  const T* B1 = static_cast<const T*>(p.b1) + z * p.stride_b1;
   const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
 
   Tensor gA = local_tile(make_tensor(make_gmem_ptr(A0), make_shape(Int<kM>{}, k0), make_stride(k0, Int<1>{})),
@@ -90,6 +82,7 @@ __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) 
   Tensor tAc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<kM>{}, Int<kK>{})));
   Tensor tBg = thr_copy.partition_S(gB0);
   Tensor tBs = thr_copy.partition_D(sB0);
+  Tensor tBc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<N0>{}, Int<kK>{})));
   const int k_tiles = static_cast<int>(k0 / kK);
   // Convolution: the pixels of this thread's A rows (the copy's row mode; one 16-byte vector a row
   // and k-tile), and the vector's byte offset within the k-tile.
@@ -104,7 +97,7 @@ __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) 
       pixels[m] = conv_pixel(p, row0 + (r < valid ? r : valid - 1));
     }
   }
-  const int conv_byte = get<1>(tAc(0, 0, 0)) * int(sizeof(half_t));
+  const int conv_byte = get<1>(tAc(0, 0, 0)) * int(sizeof(T));
   // Rows past the matrix are not loaded: their shared rows hold stale data, which only reaches
   // accumulator rows that are never stored.
   auto load_stage = [&](int kt) {
@@ -115,13 +108,23 @@ __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) 
         CUTE_UNROLL
         for (int m = 0; m < kARows; ++m)
           if (get<0>(tAc(0, m, 0)) < valid)
-            conv_copy16(raw_pointer_cast(&tAs(0, m, 0, st)), p, pixels[m], t, int(sizeof(half_t)), conv_byte);
+            conv_copy16(raw_pointer_cast(&tAs(0, m, 0, st)), p, pixels[m], t, int(sizeof(T)), conv_byte);
       } else {
         CUTE_UNROLL
         for (int m = 0; m < size<1>(tAs); ++m)
           if (get<0>(tAc(0, m, 0)) < valid) copy(g2s, tAg(_, m, _, kt), tAs(_, m, _, st));
       }
-      copy(g2s, tBg(_, _, _, kt), tBs(_, _, _, st));
+      if constexpr (Cfg::kInt8) {
+        // Shared row n of B0's stage reads B0's row s8_d0_column(n) (the top of this file).
+        CUTE_UNROLL
+        for (int n = 0; n < size<1>(tBs); ++n) {
+          const int row = get<0>(tBc(0, n, 0)), col = get<1>(tBc(0, n, 0));
+          cp_async16_zfill(raw_pointer_cast(&tBs(0, n, 0, st)), B0 + int64_t(s8_d0_column(row)) * k0 + int64_t(kt) * kK + col,
+                           true);
+        }
+      } else {
+        copy(g2s, tBg(_, _, _, kt), tBs(_, _, _, st));
+      }
     }
     cp_async_fence();
   };
@@ -154,25 +157,28 @@ __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) 
   cutlass::arch::fence_view_async_shared();
   __syncthreads();  // B1 visible
 
-  // ---- epilogue 0: D0 = fp16(ReLU(alpha0 acc + bias0)) in registers, GEMM 1's A operand ----
+  // ---- epilogue 0: D0 = T(ReLU(alpha0 acc + bias0)) in registers, GEMM 1's A operand ----
   Tensor cC0 = thr0.partition_C(make_identity_tensor(Shape<Int<kM>, Int<N0>>{}));
-  Tensor rP = make_tensor<half_t>(acc0.layout());
+  Tensor rD0 = make_tensor<T>(acc0.layout());  // accumulator order
   CUTE_UNROLL
   for (int i = 0; i < size(acc0); ++i) {
-    const int col = get<1>(cC0(i));
-    rP(i) = half_t(__float2half_rn(b2b_epilogue(p.alpha0, acc0(i), bias ? bias[col] : 0.0f, p.relu0)));
+    const int pcol = get<1>(cC0(i));
+    const int col = Cfg::kInt8 ? s8_d0_column(pcol) : pcol;
+    rD0(i) = to_elem(b2b_epilogue(p.alpha0, float(acc0(i)), bias ? bias[col] : 0.0f, p.relu0), T{});
   }
   typename Cfg::Mma1 mma1;
   auto thr1 = mma1.get_slice(threadIdx.x);
   Tensor tOrA_shape = thr1.partition_fragment_A(
-      make_tensor(make_gmem_ptr(static_cast<const half_t*>(nullptr)), make_layout(Shape<Int<kM>, Int<N0>>{}, LayoutRight{})));
+      make_tensor(make_gmem_ptr(static_cast<const T*>(nullptr)), make_layout(Shape<Int<kM>, Int<N0>>{}, LayoutRight{})));
   static_assert(decltype(size(tOrA_shape))::value == decltype(size(acc0))::value, "D0 fragment sizes");
-  Tensor tOrA = make_tensor(rP.data(), tOrA_shape.layout());  // same registers, GEMM 1's view
+  Tensor rP = make_tensor<T>(tOrA_shape.layout());  // GEMM 1's A operand (fp16: the same registers)
+  CUTE_UNROLL
+  for (int a = 0; a < size(rP); ++a) rP(a) = rD0(a_operand_source<T>(a));
   // ---- GEMM 1 and epilogue 1, one chunk of kN1Chunk columns of D1 at a time ----
-  // D1 = fp16(ReLU(alpha1 acc + beta1 C1))
+  // D1 = T(ReLU(alpha1 acc + beta1 C1))
   const bool read_c = p.beta1 != 0.0f;
-  const __half* C1 = static_cast<const __half*>(p.c1) + z * p.stride_c1;
-  __half* D1 = static_cast<__half*>(p.d1) + z * p.stride_d1;
+  const T* C1 = static_cast<const T*>(p.c1) + z * p.stride_c1;
+  T* D1 = static_cast<T*>(p.d1) + z * p.stride_d1;
   Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kN1Chunk>>{}));
   CUTE_NO_UNROLL
   for (int chunk = 0; chunk < N1 / kN1Chunk; ++chunk) {
@@ -183,12 +189,12 @@ __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) 
     mma1.accumulate_ = GMMA::ScaleOut::One;
     warpgroup_fence_operand(acc1);
     warpgroup_arrive();
-    gemm(mma1, tOrA, tOrB, acc1);
+    gemm(mma1, rP, tOrB, acc1);
     warpgroup_commit_batch();
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc1);
     // Values i, i + 1 are columns c, c + 1 of one row (CLayout_64xN: the column pair is the
-    // fastest value mode): one 4-byte load of C1 and store of D1 each.
+    // fastest value mode): one load of C1 and one store of D1 each (4 bytes fp16, 2 int8).
     CUTE_UNROLL
     for (int i = 0; i < size(acc1); i += 2) {
       const int r = get<0>(cC1(i)), c = chunk * kN1Chunk + get<1>(cC1(i));
@@ -196,50 +202,56 @@ __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) 
       const int64_t off = (row0 + r) * N1 + c;
       float c0 = 0.0f, c1 = 0.0f;
       if (read_c) {
-        const __half2 cc = *reinterpret_cast<const __half2*>(C1 + off);
-        c0 = __fmul_rn(p.beta1, __low2float(cc));
-        c1 = __fmul_rn(p.beta1, __high2float(cc));
+        c0 = __fmul_rn(p.beta1, elem_float(C1[off]));
+        c1 = __fmul_rn(p.beta1, elem_float(C1[off + 1]));
       }
-      *reinterpret_cast<__half2*>(D1 + off) = __halves2half2(
-          __float2half_rn(b2b_epilogue(p.alpha1, acc1(i), c0, p.relu1)),
-          __float2half_rn(b2b_epilogue(p.alpha1, acc1(i + 1), c1, p.relu1)));
+      const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
+                                  to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
+      *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(D1 + off) = pair;
     }
   }
 #endif
 }
 
-template <int N0, int N1>
+template <class T, int N0, int N1>
 cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t stream) {
-  auto kernel = b2b_sm90_kernel<N0, N1>;
-  const int smem = static_cast<int>(sizeof(typename B2bSm90Config<N0, N1>::Smem));
+  auto kernel = b2b_sm90_kernel<T, N0, N1>;
+  const int smem = static_cast<int>(sizeof(typename B2bSm90Config<T, N0, N1>::Smem));
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
   kernel<<<dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(batch)), kThreads, smem, stream>>>(args);
   return cudaGetLastError();
 }
 
-template <int N0>
+template <class T, int N0>
 cudaError_t launch_n1(const B2bArgs& a, int n1, int64_t tiles, int batch, cudaStream_t s) {
   switch (n1) {
-    case 64: return launch<N0, 64>(a, tiles, batch, s);
-    case 128: return launch<N0, 128>(a, tiles, batch, s);
-    case 256: return launch<N0, 256>(a, tiles, batch, s);
+    case 64: return launch<T, N0, 64>(a, tiles, batch, s);
+    case 128: return launch<T, N0, 128>(a, tiles, batch, s);
+    case 256: return launch<T, N0, 256>(a, tiles, batch, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <class T>
+cudaError_t launch_n0(const B2bArgs& a, int n0, int n1, int64_t tiles, int batch, cudaStream_t s) {
+  switch (n0) {
+    case 64: return launch_n1<T, 64>(a, n1, tiles, batch, s);
+    case 128: return launch_n1<T, 128>(a, n1, tiles, batch, s);
   }
   return cudaErrorInvalidValue;
 }
 
 }  // namespace
 
-cudaError_t launch_b2b_sm90(const B2bArgs& args, int n0, int n1, int64_t grid_tiles, int batch, cudaStream_t stream) {
+cudaError_t launch_b2b_sm90(const B2bArgs& args, bool int8, int n0, int n1, int64_t grid_tiles, int batch,
+                            cudaStream_t stream) {
   if (grid_tiles <= 0 || batch <= 0) return cudaSuccess;
   if (grid_tiles > 0x7fffffffLL || batch > 65535 || args.k0 % kK != 0 || args.d0_out ||
       (args.conv_c > 0 && !B2bSm90Policy::supports_conv_c(args.conv_c)))
     return cudaErrorInvalidValue;
-  switch (n0) {
-    case 64: return launch_n1<64>(args, n1, grid_tiles, batch, stream);
-    case 128: return launch_n1<128>(args, n1, grid_tiles, batch, stream);
-  }
-  return cudaErrorInvalidValue;
+  return int8 ? launch_n0<int8_t>(args, n0, n1, grid_tiles, batch, stream)
+              : launch_n0<half_t>(args, n0, n1, grid_tiles, batch, stream);
 }
 bool b2b_sm90_built() { return true; }
 
@@ -250,7 +262,7 @@ bool b2b_sm90_built() { return true; }
 
 namespace ozgemm {
 namespace kernels {
-cudaError_t launch_b2b_sm90(const B2bArgs&, int, int, int64_t, int, cudaStream_t) { return cudaErrorNotSupported; }
+cudaError_t launch_b2b_sm90(const B2bArgs&, bool, int, int, int64_t, int, cudaStream_t) { return cudaErrorNotSupported; }
 bool b2b_sm90_built() { return false; }
 }  // namespace kernels
 }  // namespace ozgemm

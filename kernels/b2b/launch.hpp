@@ -48,11 +48,12 @@ struct B2bArgs {
 cudaError_t launch_b2b(const B2bArgs& args, bool int8, int n0, int n1, bool shared_resident, int64_t grid_tiles,
                        int batch, cudaStream_t stream);
 
-// The Hopper kernel (kernels/b2b_sm90.cu): fp16, register residency, wgmma for both GEMMs (D0 as
-// GEMM 1's register A operand), n0 in {64, 128}, n1 in {64, 128, 256}, k0 a multiple of 64;
-// convolutions: conv_c a multiple of 64; no d0_out.
+// The Hopper kernel (kernels/b2b_sm90.cu): fp16 or int8 (as launch_b2b), register residency, wgmma
+// for both GEMMs (D0 as GEMM 1's register A operand), n0 in {64, 128}, n1 in {64, 128, 256}, k0 a
+// multiple of 64 elements; convolutions: conv_c a multiple of 64; no d0_out.
 // cudaErrorNotSupported when the build has no sm_90a code.
-cudaError_t launch_b2b_sm90(const B2bArgs& args, int n0, int n1, int64_t grid_tiles, int batch, cudaStream_t stream);
+cudaError_t launch_b2b_sm90(const B2bArgs& args, bool int8, int n0, int n1, int64_t grid_tiles, int batch,
+                            cudaStream_t stream);
 bool b2b_sm90_built();
 bool b2b_portable_built();
 

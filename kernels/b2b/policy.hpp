@@ -23,8 +23,9 @@ struct B2bPortablePolicy {
   static constexpr int stages0(int n0) { return n0 <= 128 ? 4 : 3; }
 };
 
-// The Hopper kernel (b2b_sm90.cu): fp16, register residency, wgmma for both GEMMs, two warp groups
-// of 64 rows, a cp.async ring of 64-wide k-tiles into 128B-swizzled shared memory. GEMM 1 and its
+// The Hopper kernel (b2b_sm90.cu): fp16 or int8, register residency, wgmma for both GEMMs, two warp
+// groups of 64 rows, a cp.async ring of 64-element k-tiles into swizzled shared memory (128B fp16,
+// 64B int8; int8 tiles take half the bytes below). GEMM 1 and its
 // epilogue run in column chunks of at most kN1Chunk (64 fp32 accumulators a thread), so with
 // n0 = 64 two CTAs fit an SM (<= 128 registers a thread; shared memory: 4 stages of A0 and B0 plus
 // B1 = 112 KB at n1 <= 128, 3 stages + B1 = 104 KB at n1 = 256) and one CTA's GEMM 1 and stores
@@ -35,7 +36,7 @@ struct B2bSm90Policy {
   static constexpr int stages(int n1) { return n1 <= 128 ? 4 : 3; }
   static constexpr int min_ctas_per_sm(int n0) { return n0 == 64 ? 2 : 1; }
   static constexpr bool supports_n0(int64_t n0) { return n0 == 64 || n0 == 128; }
-  // Convolutions: a k-tile (kTileK fp16) must lie within one filter tap, so c % kTileK == 0.
+  // Convolutions: a k-tile (kTileK elements) must lie within one filter tap, so c % kTileK == 0.
   static constexpr bool supports_conv_c(int64_t c) { return c % kTileK == 0; }
 };
 static_assert(B2bSm90Policy::kTileM == B2bPortablePolicy::kTileM, "both families tile m alike (one grid formula)");

@@ -45,7 +45,6 @@ std::string common_limits(const Problem& p) {
 
 // Why the Hopper kernel cannot run the problem (empty: it can).
 std::string sm90_limits(const Problem& p, Residency r) {
-  if (p.type != DataType::F16) return "the Hopper b2b kernel is fp16 only";
   if (r != Residency::Register) return "the Hopper b2b kernel is register-resident only";
   if (!B2bSm90Policy::supports_n0(p.n0)) return "the Hopper b2b kernel needs n0 = 64 or 128";
   if (p.k0 % B2bSm90Policy::kTileK != 0)

@@ -191,9 +191,15 @@ TEST(B2bLimits, HopperKernelLimits) {
   EXPECT_NE(why(shape(100, 96, 64, 64), Residency::Register, KernelFamily::Sm90).find("k0"),
             std::string::npos);
   EXPECT_NE(why(shape(100, 64, 64, 64), Residency::Shared, KernelFamily::Sm90), "");
+  // int8 too, with the same n0 and k0 limits (k0 in elements).
   Problem s8 = shape(100, 64, 64, 64);
   s8.type = DataType::S8;
-  EXPECT_NE(why(s8, Residency::Register, KernelFamily::Sm90).find("fp16"), std::string::npos);
+  EXPECT_EQ(why(s8, Residency::Register, KernelFamily::Sm90), "");
+  s8.k0 = 96;
+  EXPECT_NE(why(s8, Residency::Register, KernelFamily::Sm90).find("k0"), std::string::npos);
+  s8.k0 = 128;
+  s8.n0 = 256;
+  EXPECT_NE(why(s8, Residency::Register, KernelFamily::Sm90).find("n0"), std::string::npos);
 }
 
 TEST(B2bPlan, FamilyChoiceAndRefusals) {
@@ -203,6 +209,9 @@ TEST(B2bPlan, FamilyChoiceAndRefusals) {
             KernelFamily::Sm90);
   EXPECT_EQ(plan_of(shape(100, 64, 256, 64), fused(Residency::Register, KernelFamily::Auto), h100).family,
             KernelFamily::Portable);  // n0 = 256: not the Hopper kernel's
+  Problem s8 = shape(81920, 576, 64, 128);
+  s8.type = DataType::S8;
+  EXPECT_EQ(plan_of(s8, fused(Residency::Register, KernelFamily::Auto), h100).family, KernelFamily::Sm90);
   EXPECT_EQ(plan_of(shape(100, 64, 64, 64), fused(Residency::Shared, KernelFamily::Auto), h100).family,
             KernelFamily::Portable);
   DeviceDesc ada = h100;

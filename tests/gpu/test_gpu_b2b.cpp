@@ -138,6 +138,16 @@ bool register_allowed(const Problem& p, const std::string& what) {
   return ok;
 }
 
+// Whether the Hopper kernel takes the problem here (no Hopper GPU or kernel: no; a limit of the
+// kernel's, n0 or k0: no, with the reason printed).
+bool sm90_runs(const Problem& p, const std::string& what) {
+  Plan plan;
+  std::string why;
+  const bool ok = ozgemm::b2b::plan(handle().get(), p, options_of(Path::RegisterSm90), &plan, &why) == OZGEMM_STATUS_SUCCESS;
+  if (!ok) std::cout << "[ note     ] " << what << ": the Hopper kernel does not take it: " << why << std::endl;
+  return ok;
+}
+
 class GpuB2b : public ::testing::Test {
  protected:
   void SetUp() override { OZTEST_REQUIRE_GPU(); }
@@ -249,6 +259,7 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
     float alpha0, alpha1, beta1;
     bool relu1;
   };
+  int sm90_ran = 0;
   for (S s : {S{1000, 576, 64, 128, 1.0f / 1024, 1.0f / 512, 0, true}, S{777, 64, 128, 64, 1.0f / 128, 1.0f / 256, 1, false},
               S{129, 192, 256, 128, 1.0f / 256, 1.0f / 1024, 0.5f, false}, S{64, 64, 64, 256, 1.0f / 100, 1.0f / 300, 0, true},
               S{300, 128, 256, 256, 1.0f / 200, 1.0f / 700, 0.25f, false}, S{1, 64, 128, 128, 1.0f / 128, 1.0f / 400, 0, false}}) {
@@ -267,7 +278,13 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
     expect_equal_s8(run_gpu(p, d, p.m, Path::Register), want, "register " + what);
     expect_equal_s8(run_gpu(p, d, p.m, Path::Shared), want, "shared " + what);
     expect_equal_s8(run_gpu(p, d, p.m, Path::Unfused), want, "unfused " + what);
+    if (sm90_runs(p, what)) {
+      ++sm90_ran;
+      expect_equal_s8(run_gpu(p, d, p.m, Path::RegisterSm90), want, "sm90 " + what);
+      expect_equal_s8(run_gpu(p, d, p.m, Path::RegisterAuto), want, "auto " + what);
+    }
   }
+  std::cout << "[ note     ] the Hopper int8 kernel ran " << sm90_ran << " of the 6 cases (n0 = 256: not its)" << std::endl;
 }
 
 TEST_F(GpuB2b, Int8BatchedAndGrouped) {
@@ -285,6 +302,7 @@ TEST_F(GpuB2b, Int8BatchedAndGrouped) {
     const std::string what = p->group_m.empty() ? "int8 batched" : "int8 grouped";
     for (Path path : {Path::Register, Path::Shared, Path::Unfused})
       expect_equal_s8(run_gpu(*p, d, rows, path), want, what + " path " + path_name(path));
+    if (sm90_runs(*p, what)) expect_equal_s8(run_gpu(*p, d, rows, Path::RegisterSm90), want, what + " path sm90");
   }
 }
 
