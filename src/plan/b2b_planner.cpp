@@ -154,7 +154,8 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
   why = common_limits(p);
   if (!why.empty()) return why;
   // The family: Auto takes the Hopper kernel wherever it applies (measured faster than the
-  // portable kernels on every shape it supports, H100, docs/b2b.md), the portable one otherwise.
+  // portable kernels on every shape it supports, fp16 and int8, H100, docs/b2b.md), the portable
+  // one otherwise.
   KernelFamily family = o.family;
   if (family == KernelFamily::Auto)
     family = dev.is_hopper() && dev.sm90_kernels && sm90_limits(p, o.residency).empty() ? KernelFamily::Sm90
