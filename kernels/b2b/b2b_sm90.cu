@@ -39,9 +39,14 @@ using namespace b2b_sm90;
 // The stored element of the epilogues: fp16 rounded, int8 requantised (b2b_device.cuh).
 __device__ __forceinline__ half_t to_elem(float v, half_t) { return half_t(__float2half_rn(v)); }
 __device__ __forceinline__ int8_t to_elem(float v, int8_t) { return static_cast<int8_t>(to_s8(v)); }
-__device__ __forceinline__ float elem_float(half_t v) { return float(v); }
-__device__ __forceinline__ float elem_float(int8_t v) { return float(v); }
-// Two consecutive elements of a row as one store: 4 bytes fp16, 2 bytes int8.
+// Two consecutive elements of a row as one load (as floats) and one store: 4 bytes fp16, 2 int8.
+__device__ __forceinline__ float2 load_pair(const half_t* at) {
+  return __half22float2(*reinterpret_cast<const __half2*>(at));
+}
+__device__ __forceinline__ float2 load_pair(const int8_t* at) {
+  const char2 v = *reinterpret_cast<const char2*>(at);
+  return make_float2(float(v.x), float(v.y));
+}
 __device__ __forceinline__ uint32_t elem_pair(half_t lo, half_t hi) {
   return uint32_t(lo.raw()) | (uint32_t(hi.raw()) << 16);
 }
@@ -202,8 +207,9 @@ __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) 
       const int64_t off = (row0 + r) * N1 + c;
       float c0 = 0.0f, c1 = 0.0f;
       if (read_c) {
-        c0 = __fmul_rn(p.beta1, elem_float(C1[off]));
-        c1 = __fmul_rn(p.beta1, elem_float(C1[off + 1]));
+        const float2 cc = load_pair(C1 + off);
+        c0 = __fmul_rn(p.beta1, cc.x);
+        c1 = __fmul_rn(p.beta1, cc.y);
       }
       const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
                                   to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));

@@ -108,9 +108,9 @@ struct Oz2SymModVisitor {
   Params const* params_ = nullptr;
 };
 
-// The GEMM for one policy (policy.hpp, Sm90Oz2ProductsPolicy's form): kTileM x kTileN x kTileK
-// tiles, kClusterM x kClusterN clusters, Schedule the CUTLASS kernel schedule (cooperative or
-// ping-pong), persistent over all tiles of all moduli.
+// The GEMM for one policy (policy.hpp, Sm90Oz2ProductsPolicyT's form): kTileM x kTileN x kTileK
+// tiles, kClusterM x kClusterN clusters, CUTLASS's cooperative or (kPingpong) ping-pong schedule,
+// persistent over all tiles of all moduli; Reduce the epilogue's reduction.
 template <class Policy, class Reduce = Oz2Fp32Reduce>
 struct Oz2ProductsGemm {
   using TileShape = Shape<Int<Policy::kTileM>, Int<Policy::kTileN>, Int<Policy::kTileK>>;
@@ -136,7 +136,7 @@ struct Oz2ProductsGemm {
                                                       cutlass::gemm::PersistentScheduler>;
   using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 
-  static typename Device::Arguments arguments(const Oz2ProductsArgs& a, int sm_count) {
+  static typename Device::Arguments arguments(const Oz2ProductsArgs& a) {
     using StrideA = typename Kernel::StrideA;
     using StrideB = typename Kernel::StrideB;
     using StrideD = typename Kernel::StrideD;
@@ -147,7 +147,7 @@ struct Oz2ProductsGemm {
     const numerics::Ozaki2Constants& c = *a.constants;
     for (int i = 0; i < c.n; ++i) mod.mod[i] = Reduce::make(c.p[i]);
     cutlass::KernelHardwareInfo hw;
-    hw.sm_count = sm_count;
+    hw.sm_count = a.sm_count;
     typename Device::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
                                     {int(a.m), int(a.n), int(a.k), c.n},
                                     {a.A, sa, a.B, sb},
@@ -159,7 +159,7 @@ struct Oz2ProductsGemm {
 
   // cudaErrorNotSupported when CUTLASS cannot implement the arguments (alignment), else the launch's.
   static cudaError_t run(const Oz2ProductsArgs& a, cudaStream_t stream) {
-    const typename Device::Arguments args = arguments(a, a.sm_count);
+    const typename Device::Arguments args = arguments(a);
     Device gemm;
     if (Device::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorNotSupported;
     if (Device::get_workspace_size(args) > a.workspace_bytes) return cudaErrorInvalidValue;

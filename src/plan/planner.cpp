@@ -190,7 +190,6 @@ std::string plan_ozaki2(const GemmShape& shape, int moduli, Variant variant, con
   if (!unavailable.empty()) return unavailable;
   Ozaki2Plan p;
   p.moduli = moduli;
-  p.requested = variant;
   p.sm_count = dev.sm_count;
   p.m = shape.m;
   p.n = shape.n;

@@ -100,7 +100,6 @@ std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, Decisio
 struct Ozaki2Plan {
   int moduli = 0;
   Variant variant = Variant::Unfused;  // Unfused or PartiallyFused
-  Variant requested = Variant::Auto;
   std::string fallback;                // why a requested PartiallyFused runs unfused (empty: it does not)
   int sm_count = 0;                    // PartiallyFused: the persistent grid
   int64_t m = 0, n = 0, k = 0;

@@ -165,8 +165,9 @@ OZGEMM_HD float oz2_sym_mod_biased(float t) {
 
 // The Hopper products' epilogue (kernels/dgemm/ozaki2_products_sm90.cuh): sym_mod(v, p) of an int32
 // product v for a run-time modulus p (every p of kModuliTable), in FP32 instructions at full rate
-// (an FP64 rint-based form spent ~10% of the GEMM's time in 64-bit conversions, which issue at a
-// quarter of the FP64 rate; estimate in docs/performance.md). v = h 2^16 + l with h = v >> 16 in
+// (an FP64 rint-based form needs 64-bit conversions, which issue at a quarter of the FP64 rate:
+// ~10% of a tile's cycles by count; on the H100 the two forms timed alike, the products being
+// power-bound; docs/performance.md, "Fourth step"). v = h 2^16 + l with h = v >> 16 in
 // [-2^15, 2^15) and l in [0, 2^16), both exact in FP32 through the magic 2^23 (h through
 // (v >> 16) + 2^15 = (u >> 16) ^ 0x8000 for u = v's bits); t = h c + l with c = sym_mod(2^16, p),
 // |c| <= 128: |t| <= 2^15 128 + 2^16 < 2^23, every step exact, t = v (mod p); then the rounding step.
@@ -187,7 +188,6 @@ OZGEMM_HD int8_t oz2_sym_mod_i32(int32_t v, const Oz2Modulus& m) {
   const float t = fma_rn(hi, m.c16, lo);
   return static_cast<int8_t>(static_cast<uint8_t>(bits_of(oz2_sym_mod_biased(t, m.p, m.inv_p)) & 0xffu));
 }
-
 
 // sym_mod(a, P) as r + M (low byte: r) for the value a of oz2_pieces_of(a), P odd.
 template <int P, int W>
