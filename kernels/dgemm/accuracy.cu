@@ -45,11 +45,10 @@ __global__ void __launch_bounds__(kThreads) magnitudes_kernel(OperandView v, con
       if (l >= kpad) break;
       const double x = t[rr][ll];
       const bool finite = nm::is_finite(x);
-      mag[r * ld + l] = finite ? static_cast<uint8_t>(nm::magnitude_digit(x, sh)) : 0;
-      if (finite) {
-        usum += static_cast<unsigned long long>(nm::unit_term(x, sh));
-        if (S) ssum += static_cast<unsigned long long>(nm::oz2_norm_term(x, sh - 1));
-      }
+      const nm::MagnitudeTerms terms = finite ? nm::magnitude_terms(x, sh) : nm::MagnitudeTerms{0, 0, 0};
+      mag[r * ld + l] = static_cast<uint8_t>(terms.digit);
+      usum += static_cast<unsigned long long>(terms.unit);
+      if (S) ssum += static_cast<unsigned long long>(terms.norm);
     }
   }
   for (int o = 4; o > 0; o >>= 1) {  // within the row's 8 lanes
@@ -120,79 +119,170 @@ __global__ void __launch_bounds__(256) bound_kernel(BoundArgs a) {
   }
 }
 
-__global__ void oz2_extra_shifts_kernel(const int64_t* __restrict__ S, int64_t rows_pad, nm::Ozaki2Constants c,
-                                        int8_t* __restrict__ d) {
-  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r < rows_pad) d[r] = static_cast<int8_t>(nm::oz2_extra_shift(S[r], c));
+// One thread per (row, count): rows of A first, then the columns of B.
+__global__ void oz2_extra_shifts_kernel(const int64_t* __restrict__ S_a, int64_t rows_a, int8_t* __restrict__ d_a,
+                                        const int64_t* __restrict__ S_b, int64_t rows_b, int8_t* __restrict__ d_b,
+                                        Oz2ShiftLimits limits) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int w = static_cast<int>(blockIdx.y);
+  if (i < rows_a)
+    d_a[w * rows_a + i] = static_cast<int8_t>(nm::oz2_extra_shift(S_a[i], limits.limit[w]));
+  else if (i < rows_a + rows_b)
+    d_b[w * rows_b + (i - rows_a)] = static_cast<int8_t>(nm::oz2_extra_shift(S_b[i - rows_a], limits.limit[w]));
 }
 
-// One thread per row and kOz2BoundCols columns (the row's sides computed once, the shuffles of the
-// reduction amortised over the columns), every N of the window; maxima as in bound_kernel.
-constexpr int kOz2BoundCols = 16;
-__global__ void __launch_bounds__(256) oz2_bound_kernel(Oz2BoundArgs a2) {
-  constexpr int W = nm::kModuliWindow;
+// The Ozaki-II bound over a block of kOz2BoundRows rows (a thread each) and kOz2BoundCols columns
+// (their sides of every count in shared memory): per entry one reciprocal (1/P) and, per live
+// count, the excess (numerics::oz2_entry_excess, 6 FP64 operations) with the exponent range check;
+// 2.03 is added once to the block's largest excess (oz2_entry_ratio: the addition is monotone).
+// Counts marked dead when the block starts are skipped; the block marks a count dead when its
+// maximum exceeds the target. After the first wave of blocks usually one or two counts live, so a
+// block evaluates only its live counts, kOz2BoundSlots at a time (slot s holds the s-th count's row
+// side in registers; more live counts take further passes over the block's entries, from L1/L2).
+constexpr int kOz2BoundRows = 128, kOz2BoundCols = 64, kOz2BoundBatch = 4, kOz2BoundSlots = 3;
+static_assert(nm::kModuliWindow <= 32, "oz2_dead holds a bit per count");
+
+struct Oz2BoundShared {
+  double2 col_xy[kOz2BoundCols][nm::kModuliWindow];  // x, recon_abs_u y
+  int32_t col_e[kOz2BoundCols][nm::kModuliWindow];   // sigma - 2 + d
+  double col_u[kOz2BoundCols];
+  int32_t col_skip[kOz2BoundCols];  // Inf/NaN column, or past the chunk
+  unsigned long long block_max[kOz2BoundRows / 32][nm::kModuliWindow];  // a warp's largest excess (bits) by count
+};
+
+// This thread's row against the block's columns for the counts of `group` (at most S of them: slot
+// s is the s-th), then each slot's maximum over the warp into sh.block_max.
+template <int S>
+__device__ void oz2_bound_rows(const Oz2BoundArgs& a2, int64_t r, int64_t c0, uint32_t group, Oz2BoundShared& sh) {
   const BoundArgs& a = a2.base;
-  __shared__ unsigned long long r_red[8][W];
-  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t c_begin = (int64_t(blockIdx.y) * blockDim.y + threadIdx.y) * kOz2BoundCols;
-  unsigned long long ratio[W];
+  int w_of[S];  // the count of each slot; -1: unused
 #pragma unroll
-  for (int w = 0; w < W; ++w) ratio[w] = 0;
+  for (int s = 0; s < S; ++s) {
+    w_of[s] = group ? __ffs(group) - 1 : -1;
+    group &= group - 1;
+  }
+  unsigned long long excess_max[S];  // bits of the largest excess (positive doubles and +inf order as integers); 0: none
+#pragma unroll
+  for (int s = 0; s < S; ++s) excess_max[s] = 0;
   if (r < a.rows && !a.flag_a[r]) {
-    nm::Oz2Side row[W];
+    double x_row[S], y_row[S];
+    int32_t e_row[S];
 #pragma unroll
-    for (int w = 0; w < W; ++w) row[w] = nm::oz2_side(a.q_a[r], a2.d_a[w * a2.d_stride_a + r]);
+    for (int s = 0; s < S; ++s) {
+      const nm::Oz2Side side = nm::oz2_side(a.q_a[r], w_of[s] < 0 ? 0 : a2.d_a[w_of[s] * a2.d_stride_a + r]);
+      x_row[s] = side.x;
+      y_row[s] = side.y;
+      e_row[s] = a.shift_a[r] + side.d;
+    }
     const double u_row = nm::int64_to_double_rn(a.U_a[r]);
-    const int32_t sigma_row = a.shift_a[r];
-    for (int j = 0; j < kOz2BoundCols; ++j) {
-      const int64_t c = c_begin + j;
-      if (c >= a.cols) break;
-      const int64_t cg = a.col0 + c;
-      if (a.flag_b[cg]) continue;
-      int64_t P = 0;
-      for (int b = 0; b < a.pblocks; ++b) P += a.P[b * a.plane_elems + r + c * a.ld];
-      const double inv_P = nm::oz2_inverse(P), u_col = nm::int64_to_double_rn(a.U_b[cg]);
-      const int32_t sigma_sum = sigma_row + a.shift_b[cg], q_col = a.q_b[cg];
+    const int cols_here = static_cast<int>(min(int64_t(kOz2BoundCols), a.cols - c0));
+    // kOz2BoundBatch columns at a time, their P loads in flight together (one at a time, the pass
+    // waited on memory latency).
+    for (int j0 = 0; j0 < cols_here; j0 += kOz2BoundBatch) {
+      const int32_t* Pj = a.P + r + (c0 + j0) * a.ld;
+      int64_t P[kOz2BoundBatch];
 #pragma unroll
-      for (int w = 0; w < W; ++w) {
-        const nm::Oz2Side col = nm::oz2_side(q_col, a2.d_b[w * a2.d_stride_b + cg]);
-        const double R = nm::oz2_entry_ratio(inv_P, u_row, u_col, row[w], col, sigma_sum, a2.recon_abs_u[w]);
-        ratio[w] = max(ratio[w], static_cast<unsigned long long>(nm::bits_of(R)));
+      for (int u = 0; u < kOz2BoundBatch; ++u) P[u] = j0 + u < cols_here ? Pj[u * a.ld] : 0;
+      for (int b = 1; b < a.pblocks; ++b)
+#pragma unroll
+        for (int u = 0; u < kOz2BoundBatch; ++u) P[u] += j0 + u < cols_here ? Pj[b * a.plane_elems + u * a.ld] : 0;
+#pragma unroll
+      for (int u = 0; u < kOz2BoundBatch; ++u) {
+        const int j = j0 + u;
+        if (j >= cols_here || sh.col_skip[j]) continue;
+        const double inv_P = nm::oz2_inverse(P[u]), u_col = sh.col_u[j];
+#pragma unroll
+        for (int s = 0; s < S; ++s) {
+          const int w = w_of[s];
+          if (w < 0) continue;  // block-uniform
+          const double2 xy = sh.col_xy[j][w];
+          const bool normal = nm::oz2_reconstruction_normal(int64_t(e_row[s]) + sh.col_e[j][w]);
+          const double excess = inv_P != 0.0 && normal
+                                    ? nm::oz2_entry_excess(inv_P, u_row, u_col, x_row[s], y_row[s], xy.x, xy.y)
+                                    : nm::double_of(0x7ff0000000000000ull);
+          excess_max[s] = max(excess_max[s], static_cast<unsigned long long>(nm::bits_of(excess)));
+        }
       }
     }
   }
   for (int o = 16; o > 0; o >>= 1) {
 #pragma unroll
-    for (int w = 0; w < W; ++w) ratio[w] = max(ratio[w], __shfl_xor_sync(0xffffffffu, ratio[w], o));
+    for (int s = 0; s < S; ++s) excess_max[s] = max(excess_max[s], __shfl_xor_sync(0xffffffffu, excess_max[s], o));
   }
-  const int tid = threadIdx.x + threadIdx.y * blockDim.x, warp = tid >> 5, lane = tid & 31;
-  if (lane == 0) {
+  if ((threadIdx.x & 31) == 0) {
 #pragma unroll
-    for (int w = 0; w < W; ++w) r_red[warp][w] = ratio[w];
+    for (int s = 0; s < S; ++s)
+      if (w_of[s] >= 0) sh.block_max[threadIdx.x >> 5][w_of[s]] = excess_max[s];
+  }
+}
+
+__global__ void __launch_bounds__(kOz2BoundRows) oz2_bound_kernel(Oz2BoundArgs a2) {
+  constexpr int W = nm::kModuliWindow;
+  const BoundArgs& a = a2.base;
+  __shared__ Oz2BoundShared sh;
+  __shared__ uint32_t live_counts;  // read once for the block: other blocks may mark counts meanwhile
+  if (threadIdx.x == 0)
+    live_counts = ~*reinterpret_cast<volatile const uint32_t*>(&a.result->oz2_dead) & ((1u << W) - 1u);
+  __syncthreads();
+  const uint32_t live = live_counts;
+  if (!live) return;  // every count is past the target already (block-uniform)
+  const int64_t c0 = int64_t(blockIdx.y) * kOz2BoundCols;
+  for (int i = threadIdx.x; i < kOz2BoundCols * W; i += kOz2BoundRows) {
+    const int j = i / W, w = i % W;
+    const int64_t c = c0 + j, cg = a.col0 + c;
+    if (c < a.cols) {
+      const nm::Oz2Side side = nm::oz2_side(a.q_b[cg], a2.d_b[w * a2.d_stride_b + cg]);
+      sh.col_xy[j][w] = make_double2(side.x, nm::oz2_recon_y(a2.recon_abs_u[w], side));
+      sh.col_e[j][w] = a.shift_b[cg] - 2 + side.d;
+      if (w == 0) {
+        sh.col_u[j] = nm::int64_to_double_rn(a.U_b[cg]);
+        sh.col_skip[j] = a.flag_b[cg];
+      }
+    } else if (w == 0) {
+      sh.col_skip[j] = 1;
+    }
+  }
+  for (int i = threadIdx.x; i < (kOz2BoundRows / 32) * W; i += kOz2BoundRows) sh.block_max[i / W][i % W] = 0;
+  __syncthreads();
+  const int64_t r = int64_t(blockIdx.x) * kOz2BoundRows + threadIdx.x;
+  for (uint32_t rest = live; rest;) {
+    uint32_t group = 0;
+    for (int s = 0; s < kOz2BoundSlots && rest; ++s) {
+      group |= rest & (0u - rest);  // the lowest live count left
+      rest &= rest - 1;
+    }
+    oz2_bound_rows<kOz2BoundSlots>(a2, r, c0, group, sh);
   }
   __syncthreads();
-  if (tid < W) {
-    const int warps = (blockDim.x * blockDim.y + 31) / 32;
+  if (threadIdx.x < W) {
+    const int w = threadIdx.x;
     unsigned long long m = 0;
-    for (int i = 0; i < warps; ++i) m = max(m, r_red[i][tid]);
-    if (m) atomicMax(&a.result->oz2_ratio_max[tid], m);
+    for (int i = 0; i < kOz2BoundRows / 32; ++i) m = max(m, sh.block_max[i][w]);
+    if (m) {
+      const double R = nm::add_rn(2.03, nm::double_of(m));  // oz2_entry_ratio of the largest excess
+      atomicMax(&a.result->oz2_ratio_max[w], static_cast<unsigned long long>(nm::bits_of(R)));
+      if (R > a.target) atomicOr(&a.result->oz2_dead, 1u << w);
+    }
   }
 }
 
 }  // namespace
 
-cudaError_t launch_oz2_extra_shifts(const int64_t* S, int64_t rows_pad, const nm::Ozaki2Constants& c, int8_t* d,
-                                    cudaStream_t stream) {
-  if (rows_pad <= 0) return cudaSuccess;
-  oz2_extra_shifts_kernel<<<static_cast<unsigned>((rows_pad + 255) / 256), 256, 0, stream>>>(S, rows_pad, c, d);
+cudaError_t launch_oz2_extra_shifts(const int64_t* S_a, int64_t rows_a, int8_t* d_a, const int64_t* S_b, int64_t rows_b,
+                                    int8_t* d_b, const Oz2ShiftLimits& limits, cudaStream_t stream) {
+  const int64_t rows = rows_a + rows_b;
+  if (rows <= 0) return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>((rows + 255) / 256), nm::kModuliWindow);
+  oz2_extra_shifts_kernel<<<grid, 256, 0, stream>>>(S_a, rows_a, d_a, S_b, rows_b, d_b, limits);
   return cudaGetLastError();
 }
 
 cudaError_t launch_oz2_bound(const Oz2BoundArgs& args, cudaStream_t stream) {
   if (args.base.rows <= 0 || args.base.cols <= 0) return cudaSuccess;
-  const dim3 grid = entry_grid(args.base.rows, (args.base.cols + kOz2BoundCols - 1) / kOz2BoundCols);
+  const dim3 grid(static_cast<unsigned>((args.base.rows + kOz2BoundRows - 1) / kOz2BoundRows),
+                  static_cast<unsigned>((args.base.cols + kOz2BoundCols - 1) / kOz2BoundCols));
   if (grid.y > 65535) return cudaErrorInvalidValue;  // the planner's column chunks keep it below
-  oz2_bound_kernel<<<grid, kEntryBlock, 0, stream>>>(args);
+  oz2_bound_kernel<<<grid, kOz2BoundRows, 0, stream>>>(args);
   return cudaGetLastError();
 }
 

@@ -51,7 +51,9 @@ cudaError_t launch_magnitudes(const OperandView& view, const int32_t* shift, int
 struct DecisionResult {
   int32_t q_max_a, q_max_b;  // launch_row_shifts' maxima
   int32_t s_max;
-  int32_t unused;
+  // Ozaki-II (launch_oz2_bound): bit w set once some entry's R2(kMinModuli + w) is known to exceed
+  // the target; later blocks skip that count (its maximum then stays a lower bound above the target).
+  uint32_t oz2_dead;
   unsigned long long ratio_max[numerics::kSliceWindow];
   // Ozaki-II (launch_oz2_bound): the maxima of R2(N), N = kMinModuli + w, as bits.
   unsigned long long oz2_ratio_max[numerics::kModuliWindow];
@@ -70,14 +72,20 @@ struct BoundArgs {
 };
 cudaError_t launch_bound(const BoundArgs& args, cudaStream_t stream);
 
-// Ozaki-II's decision (numerics/accuracy.hpp, R2): d[r] = oz2_extra_shift(S[r]) of c's moduli count,
-// for rows_pad rows.
-cudaError_t launch_oz2_extra_shifts(const int64_t* S, int64_t rows_pad, const numerics::Ozaki2Constants& c,
-                                    int8_t* d, cudaStream_t stream);
+// Ozaki-II's decision (numerics/accuracy.hpp, R2): for every count N = kMinModuli + w of the
+// window, d[w * rows_pad + r] = oz2_extra_shift(S[r], limits.limit[w]), for the rows_a rows of A
+// and the rows_b columns of B, in one launch.
+struct Oz2ShiftLimits {
+  int64_t limit[numerics::kModuliWindow][numerics::kOz2Limits];  // Ozaki2Constants::limit of each N
+};
+cudaError_t launch_oz2_extra_shifts(const int64_t* S_a, int64_t rows_a, int8_t* d_a, const int64_t* S_b, int64_t rows_b,
+                                    int8_t* d_b, const Oz2ShiftLimits& limits, cudaStream_t stream);
 // The maxima of R2(N) over the finite entries of one column chunk of C, every N of the window, into
-// result->oz2_ratio_max. d_a: kModuliWindow tables of the rows' extra shifts (N = kMinModuli + w at
-// d_a + w * d_stride_a), likewise d_b; the product, statistics and result as in `base` (its k,
-// s_from and target unused).
+// result->oz2_ratio_max (as bits), skipping the counts result->oz2_dead marks (a count is marked
+// when a block's maximum exceeds base.target: its maximum then exceeds the target too, and only
+// the counts that meet it are read). d_a: kModuliWindow tables of the rows' extra shifts (N =
+// kMinModuli + w at d_a + w * d_stride_a), likewise d_b; the product, statistics and result as in
+// `base` (its k and s_from unused).
 struct Oz2BoundArgs {
   BoundArgs base;
   const int8_t *d_a, *d_b;

@@ -175,6 +175,17 @@ ozgemmStatus_t run(const ExecContext& ctx, const Plan& plan, const GemmShape& sh
 }
 
 namespace {
+// Every count's limits table of the window, gathered once (the constants never change).
+const kernels::Oz2ShiftLimits& oz2_shift_limits() {
+  static const kernels::Oz2ShiftLimits limits = [] {
+    kernels::Oz2ShiftLimits l{};
+    for (int w = 0; w < numerics::kModuliWindow; ++w)
+      std::memcpy(l.limit[w], numerics::ozaki2_constants(numerics::kMinModuli + w).limit, sizeof l.limit[w]);
+    return l;
+  }();
+  return limits;
+}
+
 // Copies the device counts back (synchronising the stream).
 ozgemmStatus_t read_counts(const ExecContext& ctx, const kernels::DecisionResult* dev, DecisionCounts* counts) {
   kernels::DecisionResult host;
@@ -235,12 +246,7 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
                                            rq.ozaki2 ? S_a : nullptr, ctx.stream));
     OZ_CUDA_TRY(kernels::launch_magnitudes(view_of_op_b(shape, B), shift_b, plan.n_pad, plan.kmag, plan.kmag, mag_b, u_b,
                                            rq.ozaki2 ? S_b : nullptr, ctx.stream));
-    if (rq.ozaki2)
-      for (int w = 0; w < numerics::kModuliWindow; ++w) {
-        const numerics::Ozaki2Constants& c = numerics::ozaki2_constants(numerics::kMinModuli + w);
-        OZ_CUDA_TRY(kernels::launch_oz2_extra_shifts(S_a, plan.m_pad, c, d_a + w * plan.m_pad, ctx.stream));
-        OZ_CUDA_TRY(kernels::launch_oz2_extra_shifts(S_b, plan.n_pad, c, d_b + w * plan.n_pad, ctx.stream));
-      }
+    if (rq.ozaki2) OZ_CUDA_TRY(kernels::launch_oz2_extra_shifts(S_a, plan.m_pad, d_a, S_b, plan.n_pad, d_b, oz2_shift_limits(), ctx.stream));
   }
   // Only the bounds' fields restart; the digit maxima stay.
   OZ_CUDA_TRY(cudaMemsetAsync(&result->s_max, 0, sizeof(kernels::DecisionResult) - offsetof(kernels::DecisionResult, s_max),

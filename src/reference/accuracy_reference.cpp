@@ -49,9 +49,10 @@ OperandStats stats(int64_t rows, int64_t k, Get get) {
       for (int64_t l = 0; l < k; ++l) {
         const double v = get(r, l);
         if (!nm::is_finite(v)) continue;
-        u += nm::unit_term(v, sh);
-        norm += nm::oz2_norm_term(v, sh - 1);
-        s.mag[size_t(r * k + l)] = static_cast<uint8_t>(nm::magnitude_digit(v, sh));
+        const nm::MagnitudeTerms t = nm::magnitude_terms(v, sh);
+        u += t.unit;
+        norm += t.norm;
+        s.mag[size_t(r * k + l)] = static_cast<uint8_t>(t.digit);
       }
       s.U[r] = u;
       s.S[r] = norm;

@@ -118,6 +118,50 @@ TEST(AccuracyNumerics, ScaledFloorCeilAndLowestBit) {
   EXPECT_EQ(nm::lowest_bit_exponent(-96.0), 5);
 }
 
+// magnitude_terms (the magnitudes pass's fast path) equals magnitude_digit, unit_term and
+// oz2_norm_term one by one: rows with maxima from subnormal to near DBL_MAX, their shift, and
+// elements at and next to every integer boundary of the three scalings, zeros, subnormals.
+TEST(AccuracyNumerics, MagnitudeTermsEqualTheTermsOneByOne) {
+  const uint64_t seed = 20261125;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  int64_t checked = 0, subnormal_rows = 0;
+  auto check = [&](double x, int32_t sh) {
+    const nm::MagnitudeTerms t = nm::magnitude_terms(x, sh);
+    ASSERT_EQ(t.digit, nm::magnitude_digit(x, sh)) << x << " shift " << sh;
+    ASSERT_EQ(t.unit, nm::unit_term(x, sh)) << x << " shift " << sh;
+    ASSERT_EQ(t.norm, nm::oz2_norm_term(x, sh - 1)) << x << " shift " << sh;
+    ++checked;
+  };
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int e = -1074; e <= 1023; e += 3) {
+    const double mx = std::ldexp(1.0 + unit(rng), e);
+    if (!std::isfinite(mx) || mx == 0.0) continue;
+    const int32_t sh = nm::shift_from_max(mx);
+    check(mx, sh);
+    check(-mx, sh);
+    check(0.0, sh);
+    check(std::numeric_limits<double>::denorm_min(), sh);
+    for (int i = 0; i < 40; ++i) {
+      const double x = mx * std::ldexp(unit(rng), -static_cast<int>(rng() % 70));
+      check(x, sh);
+      check(std::nextafter(x, 0.0), sh);
+    }
+    // Integer boundaries of |x| 2^shift, 2^(shift + kUnitBits), 2^(shift - 1), and their neighbours.
+    for (int scale : {0, nm::kUnitBits, -1})
+      for (int j = 1; j < 127 << 10; j += 1 + static_cast<int>(rng() % 997)) {
+        const double x = std::ldexp(double(j), -(sh + scale));
+        if (!(x <= mx) || x == 0.0) continue;
+        check(x, sh);
+        check(std::nextafter(x, 0.0), sh);
+        check(std::nextafter(x, mx), sh);
+      }
+    if (mx < 2.2250738585072014e-308) ++subnormal_rows;
+  }
+  EXPECT_GT(checked, 100000);
+  EXPECT_GT(subnormal_rows, 0) << "subnormal rows (the general functions' path) covered";
+}
+
 TEST(AccuracyNumerics, ExactDigitsMatchTheSlicing) {
   // q digits represent the element exactly (slice_value at s = q reconstructs it), q - 1 do not.
   std::mt19937_64 rng(32);
@@ -315,6 +359,46 @@ TEST(Ozaki2Accuracy, RatioRefusesWithoutALowerBoundAndNeverGoesBelowTheReconstru
   EXPECT_FALSE(nm::oz2_row_exact(1, 0));
   EXPECT_TRUE(nm::oz2_row_exact(2, 9));
   EXPECT_FALSE(nm::oz2_row_exact(2, 8));
+}
+
+// The pass over entries evaluates R2 with two FMAs and the column's recon_abs_u y premultiplied
+// (oz2_entry_excess); every product of a power of two there is exact, so it must give the bits of
+// the written-out sum, rounded left to right. Every count's constants, every extra shift d at both
+// ends, exact and inexact sides, U from 0 to 2^62, P from 1 to 2^45 (seed printed).
+TEST(Ozaki2Accuracy, FactoredExcessHasTheBitsOfTheWrittenOutSum) {
+  const uint64_t seed = 20261124;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  auto u_of = [&]() -> int64_t {
+    const int bits = static_cast<int>(rng() % 63);
+    return bits == 0 ? 0 : static_cast<int64_t>(rng() >> (64 - bits));
+  };
+  int64_t checked = 0;
+  for (int N = nm::kMinModuli; N <= nm::kMaxModuli; ++N) {
+    const double recon = nm::ozaki2_constants(N).recon_abs_u;
+    ASSERT_GT(recon, 0.0);
+    for (int it = 0; it < 4000; ++it) {
+      const int32_t d_row = it % 2 ? nm::kOz2ShiftMin + static_cast<int32_t>(rng() % (nm::kOz2Limits))
+                                   : (it % 4 ? nm::kOz2ShiftMin : nm::kOz2ShiftMax);
+      const int32_t d_col = it % 3 ? nm::kOz2ShiftMin + static_cast<int32_t>(rng() % (nm::kOz2Limits))
+                                   : (it % 6 ? nm::kOz2ShiftMax : nm::kOz2ShiftMin);
+      const nm::Oz2Side row = nm::oz2_side(1 + static_cast<int32_t>(rng() % 12), d_row);
+      const nm::Oz2Side col = nm::oz2_side(1 + static_cast<int32_t>(rng() % 12), d_col);
+      const double u_row = double(u_of()), u_col = double(u_of());
+      const int64_t P = 1 + static_cast<int64_t>(rng() >> (19 + rng() % 44));
+      const double inv_P = nm::oz2_inverse(P);
+      double t = u_col * row.x;  // the written-out form (host TUs: no contraction)
+      t = t + u_row * col.x;
+      t = t + recon * (row.y * col.y);
+      const double want = (t * 1.0000000000009095) * inv_P;
+      const double got = nm::oz2_entry_excess(inv_P, u_row, u_col, row.x, row.y, col.x, nm::oz2_recon_y(recon, col));
+      ASSERT_EQ(nm::bits_of(got), nm::bits_of(want))
+          << "N " << N << " d " << d_row << "/" << d_col << " u " << u_row << "/" << u_col << " P " << P;
+      ASSERT_GT(got, 0.0);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, int64_t(nm::kModuliWindow) * 4000);
 }
 
 TEST(Ozaki2Accuracy, MeasuredErrorNeverExceedsTheBound) {

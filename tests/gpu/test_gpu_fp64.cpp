@@ -244,6 +244,40 @@ TEST_P(GpuFp64Schemes, DecisionAndResultEqualTheHostReference) {
   EXPECT_GT(ozaki2_runs, 0) << "the phi inputs take Ozaki-II";
 }
 
+// The bound pass over thousands of blocks, where blocks skip the counts that earlier blocks found
+// past the target (result->oz2_dead): the chosen count and its bound still equal the host
+// reference's, bit for bit. Rows of large entries at the end of A, so the blocks that kill the
+// smaller counts run last on some inputs and first on others (B's columns reversed).
+TEST_P(GpuFp64Schemes, DecisionOverManyBlocksEqualsTheHostReference) {
+  const int m = 1536, n = 1024, k = 256;
+  int ozaki2_runs = 0;
+  for (const Input& in0 : inputs(m, n, k, rng)) {
+    if (in0.name == "integers") continue;  // few moduli: nothing to skip
+    for (int order = 0; order < 2; ++order) {
+      Input in = in0;
+      for (int64_t r = m - 64; r < m && order == 0; ++r)
+        for (int64_t l = 0; l < k; ++l) in.A[size_t(r + l * m)] = std::ldexp(in.A[size_t(r + l * m)], 40);
+      for (int64_t c = 0; c < 64 && order == 1; ++c)
+        for (int64_t l = 0; l < k; ++l) in.B[size_t(l + c * k)] = std::ldexp(in.B[size_t(l + c * k)], -40);
+      const std::string what = in.name + (order ? " (small first columns)" : " (large last rows)");
+      const ref::Ozaki2Decision d2 = ref::decide_moduli(Op::N, Op::N, m, n, k, in.A.data(), m, in.B.data(), k);
+      ozgemmCallInfo_t info{};
+      run(h_, m, n, k, in.A, in.B, &info);
+      std::cout << "[ fp64     ] " << what << ": host " << d2.moduli << " moduli, bound " << d2.bound << "; GPU: "
+                << info.reason << std::endl;
+      if (info.fell_back) {
+        EXPECT_EQ(d2.moduli, 0) << what << ": " << info.reason;
+        continue;
+      }
+      if (info.scheme != OZGEMM_SCHEME_OZAKI2) continue;  // scheme AUTO took Ozaki-I: its count is checked above
+      ++ozaki2_runs;
+      EXPECT_EQ(info.moduli, d2.moduli) << what << ": " << info.reason;
+      EXPECT_TRUE(same_bits(info.bound, d2.bound)) << what << ": GPU bound " << info.bound << " host " << d2.bound;
+    }
+  }
+  EXPECT_GT(ozaki2_runs, 2);
+}
+
 TEST_P(GpuFp64Schemes, PlanCallAndWorkspaceQueryMatchTheCall) {
   const int m = 120, n = 90, k = 400;
   const auto A = ref::random_matrix(m, k, 0.5, rng), B = ref::random_matrix(k, n, 0.5, rng);

@@ -77,6 +77,38 @@ OZGEMM_HD int32_t exact_digits(int32_t shift, int32_t lsb_min) {
 OZGEMM_HD int32_t magnitude_digit(double x, int32_t shift) { return static_cast<int32_t>(scaled_floor(x, shift)); }
 OZGEMM_HD int64_t unit_term(double x, int32_t shift) { return scaled_ceil(x, shift + kUnitBits); }
 
+// The magnitudes pass's three terms of one finite element at once: magnitude_digit(x, shift),
+// unit_term(x, shift) and oz2_norm_term(x, shift - 1), equal to those one by one (tests/test_accuracy.cpp).
+// With |x| 2^shift <= 127 every normal x has |x| 2^shift = mant 2^p, p <= -46, so all three scaled
+// values are mhi 2^(p' + 32) + lo 2^p' with p' <= -32 (mhi the significand's top 21 bits, lo the
+// rest): floor and "any bits below" in 32-bit steps on the high word (the 64-bit shifts of
+// scaled_floor/scaled_ceil made the pass issue-bound: 350 us an operand at 8192^2, H100, ncu).
+// Subnormal x under large shifts take the general functions.
+struct MagnitudeTerms {
+  int32_t digit;  // magnitude_digit
+  int64_t unit;   // unit_term
+  int64_t norm;   // oz2_norm_term at shift - 1
+};
+namespace detail {
+// floor(v) and [v not an integer] of v = mant 2^-(t + 32), mant = mhi 2^32 + lo, t >= 0.
+OZGEMM_HD uint32_t floor_hi(uint32_t mhi, int t) { return t < 21 ? mhi >> t : 0u; }
+OZGEMM_HD bool below_hi(uint32_t mhi, uint32_t lo, int t) {
+  return lo != 0 || (t < 21 ? (mhi & ((1u << t) - 1u)) != 0 : mhi != 0);
+}
+}  // namespace detail
+OZGEMM_HD MagnitudeTerms magnitude_terms(double x, int32_t shift) {
+  const uint64_t u = bits_of(x);
+  const uint32_t hi = static_cast<uint32_t>(u >> 32), lo = static_cast<uint32_t>(u);
+  const int biased = static_cast<int>((hi >> 20) & 0x7ff);
+  const int64_t p = int64_t(biased ? biased - 1075 : -1074) + shift;  // |x| 2^shift = mant 2^p
+  if (p > -42) return MagnitudeTerms{magnitude_digit(x, shift), unit_term(x, shift), oz2_norm_term(x, shift - 1)};
+  const uint32_t mhi = (hi & 0xfffffu) | (biased ? 0x100000u : 0u);  // < 2^21
+  const int t_digit = static_cast<int>(-p - 32), t_unit = t_digit - kUnitBits, t_norm = t_digit + 1;  // all >= 0
+  const uint32_t unit = detail::floor_hi(mhi, t_unit) + (detail::below_hi(mhi, lo, t_unit) ? 1u : 0u);
+  const uint32_t a = detail::floor_hi(mhi, t_norm) + (detail::below_hi(mhi, lo, t_norm) ? 1u : 0u);
+  return MagnitudeTerms{static_cast<int32_t>(detail::floor_hi(mhi, t_digit)), int64_t(unit), int64_t(uint64_t(a) * a)};
+}
+
 // The contract's constant c for depth k: min(4, k) (native DGEMM's own bound is k u |A||B|).
 OZGEMM_HD double target_constant(int64_t k) { return k < 4 ? static_cast<double>(k < 1 ? 1 : k) : 4.0; }
 
@@ -169,19 +201,32 @@ struct Oz2Side {
 OZGEMM_HD Oz2Side oz2_side(int32_t q, int32_t d) {
   return Oz2Side{oz2_row_exact(q, d) ? 0.0 : pow2_normal(54 - kUnitBits - d), pow2_normal(1 - d), d};
 }
-OZGEMM_HD double oz2_inverse(int64_t P) { return P > 0 ? div_rn(1.0, int64_to_double_rn(P)) : 0.0; }
+OZGEMM_HD double oz2_inverse(int64_t P) { return P > 0 ? rcp_rn(int64_to_double_rn(P)) : 0.0; }
+
+// R2(N) - 2.03 of one entry, in the form the pass over entries evaluates (accuracy.cu's
+// oz2_bound_kernel; also the host reference's, through oz2_entry_ratio): the column side enters as
+// x_col and ry_col = recon_abs_u y_col (oz2_recon_y). Every product of a power of two here is exact
+// (the powers, the U and recon_abs_u all lie where their products stay normal: Oz2Side), so the
+// two FMAs round exactly where the written-out sum
+//   t = u_col x_row + u_row x_col + recon_abs_u (y_row y_col),  two roundings, left to right,
+// rounds, and the result is that sum's excess (1 + 2^-40) t / P, bit for bit
+// (tests/test_accuracy.cpp checks it against the written-out form). Positive for every entry.
+OZGEMM_HD double oz2_entry_excess(double inv_P, double u_row, double u_col, double x_row, double y_row, double x_col,
+                                  double ry_col) {
+  double t = fma_rn(u_col, x_row, mul_rn(u_row, x_col));
+  t = fma_rn(y_row, ry_col, t);
+  return mul_rn(mul_rn(t, 1.0000000000009095), inv_P);  // (1 + 2^-40)
+}
+OZGEMM_HD double oz2_recon_y(double recon_abs_u, const Oz2Side& col) { return mul_rn(recon_abs_u, col.y); }
 
 // R2(N) of one entry (above) from its parts (U as int64_to_double_rn); +inf when no guarantee is
-// possible (P = 0, or a result outside the normal range).
+// possible (P = 0, or a result outside the normal range). 2.03 + excess: adding 2.03 is monotone, so
+// the maximum over entries may add it once, to the largest excess.
 OZGEMM_HD double oz2_entry_ratio(double inv_P, double u_row, double u_col, const Oz2Side& row, const Oz2Side& col,
                                  int32_t sigma_sum, double recon_abs_u) {
   if (inv_P == 0.0 || !oz2_reconstruction_normal(int64_t(sigma_sum) - 2 + row.d + col.d))
     return double_of(0x7ff0000000000000ull);
-  double t = mul_rn(u_col, row.x);  // T2 / u
-  t = add_rn(t, mul_rn(u_row, col.x));
-  t = add_rn(t, mul_rn(recon_abs_u, mul_rn(row.y, col.y)));
-  const double excess = mul_rn(t, 1.0000000000009095);  // (1 + 2^-40)
-  return add_rn(2.03, mul_rn(excess, inv_P));
+  return add_rn(2.03, oz2_entry_excess(inv_P, u_row, u_col, row.x, row.y, col.x, oz2_recon_y(recon_abs_u, col)));
 }
 
 }  // namespace numerics

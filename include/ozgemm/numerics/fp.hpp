@@ -64,6 +64,14 @@ OZGEMM_HD double div_rn(double a, double b) {
   return a / b;
 #endif
 }
+// 1 / b correctly rounded, as div_rn(1.0, b) (the device's reciprocal sequence is shorter).
+OZGEMM_HD double rcp_rn(double b) {
+#if defined(__CUDA_ARCH__)
+  return __drcp_rn(b);
+#else
+  return 1.0 / b;
+#endif
+}
 OZGEMM_HD double int64_to_double_rn(int64_t v) {
 #if defined(__CUDA_ARCH__)
   return __ll2double_rn(static_cast<long long>(v));

@@ -45,6 +45,7 @@ using ozgemm::kMinModuli;
 // Depth of one exact int32 product of residues: 128^2 k <= 2^31 - 1.
 constexpr int64_t kOz2ChunkK = 131056;  // multiple of 16, <= 131071
 constexpr int kOz2ShiftMin = -40, kOz2ShiftMax = 80;  // the range of d in the limits table
+constexpr int kOz2Limits = kOz2ShiftMax - kOz2ShiftMin + 1;  // entries of a limits table
 
 // Everything the scheme needs for one moduli count, computed exactly on the host
 // (ozaki2_constants, src/core/ozaki2_constants.cpp) and passed by value to the kernels.
@@ -59,7 +60,7 @@ struct Ozaki2Constants {
   // 1.01 [(n + 3) 128 n g + 3 (rho + 1) |P_lo|].
   double recon_abs_u = 0;
   // limit[d - kOz2ShiftMin] = min(floor(Q / 4^d), INT64_MAX), Q = floor((P - 1) / 4).
-  int64_t limit[kOz2ShiftMax - kOz2ShiftMin + 1] = {};
+  int64_t limit[kOz2Limits] = {};
 };
 // n in [kMinModuli, kMaxModuli]; computed once per n (thread-safe, cached).
 const Ozaki2Constants& ozaki2_constants(int n);
@@ -212,12 +213,14 @@ OZGEMM_HD int64_t trunc_scaled(double x, int e) {
 }
 
 // The scaling's d for a row with integer norm S (see the top of this file): the largest d in
-// [kOz2ShiftMin, kOz2ShiftMax] with S <= limit[d]; kOz2ShiftMax for S = 0.
-OZGEMM_HD int oz2_extra_shift(int64_t S, const Ozaki2Constants& c) {
+// [kOz2ShiftMin, kOz2ShiftMax] with S <= limit[d]; kOz2ShiftMax for S = 0. limit: a count's table
+// (Ozaki2Constants::limit, kOz2Limits entries, non-increasing).
+OZGEMM_HD int oz2_extra_shift(int64_t S, const int64_t* limit) {
   int d = kOz2ShiftMin;
-  while (d < kOz2ShiftMax && S <= c.limit[d + 1 - kOz2ShiftMin]) ++d;
+  while (d < kOz2ShiftMax && S <= limit[d + 1 - kOz2ShiftMin]) ++d;
   return d;
 }
+OZGEMM_HD int oz2_extra_shift(int64_t S, const Ozaki2Constants& c) { return oz2_extra_shift(S, c.limit); }
 
 // A row's term of S: ceil(|x| 2^s0)^2 with s0 = shift_from_max(row max) - 1 (<= 64^2).
 // Where |x| 2^s0 < 2^21 (always, under the row's own s0) in 32-bit steps: the norms pass and the
