@@ -162,7 +162,7 @@ def test_bits_equal_c_api(fw, slices, capi):
 
 
 # --- FP64 mode: the accuracy contract --------------------------------------------------------------------
-@pytest.mark.parametrize("variant", ["auto", BITS_VARIANT])  # AUTO is native on Hopper: the emulation too
+@pytest.mark.parametrize("variant", ["auto", BITS_VARIANT])  # AUTO is native on Hopper at these sizes: the emulation too
 @pytest.mark.parametrize("phi", [None, 2.0])
 @pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_fp64_mode_meets_its_bound(fw, phi, variant):

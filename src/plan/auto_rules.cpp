@@ -39,8 +39,26 @@ constexpr HopperRule kHopperRules[] = {
 };
 
 // Elsewhere, the roofline with the decision's cost as this many extra INT8 products (H100,
-// 8192^3: 3.8 ms against 0.72 ms a product).
-constexpr double kOzaki2DecisionProducts = 5.3;
+// 8192^3: 2.3-2.5 ms before the first phase against 0.72 ms a product; bench/results/
+// 2026-11-24-h100-fp64-decision/call4).
+constexpr double kOzaki2DecisionProducts = 3.4;
+
+// Hopper: FP64 mode's Ozaki-II with the fused products, the decision included, against native
+// DGEMM in the same run (H100 SXM, 2026-11-24, commit 7b41bc3, bench/results/
+// 2026-11-24-h100-fp64-decision/call4, `bash bench/device_fp64_profile.sh`), phi 0.5 / -1 / 1:
+//   8192^3              1.20 / 1.24 / 0.92x      12288^3            1.32 / 1.29 / 0.94x
+//   16384^2 x 8192      1.33 / 1.32 / 0.94x      16384^3            0.91 / 1.48 / 0.91x
+//   8192^2 x 4096       1.10 / 1.09 / 0.86x      4096^3             0.87 / 0.87 / 0.78x
+// (the slower figures: no count up to 16 meets the bound, native DGEMM after the decision). The
+// rule takes the shapes that win on benign data and lose at most 8% where the bound fails: at
+// k = 16384 the bound already fails for phi 0.5, at k = 4096 the decision is too large a part.
+struct HopperOzaki2Rule {
+  int64_t min_mn, min_k, max_k;  // min(m, n) at least, k in [min_k, max_k]
+};
+constexpr HopperOzaki2Rule kHopperOzaki2Rules[] = {
+    {8192, 8192, 12288},
+};
+
 // Effective product rates (TFLOPS x products) of the best measured Hopper variants, for ranking:
 // Ozaki-I 61.6 TFLOPS at 6 slices (21 products, partially fused, 8192^3, 2026-11-21);
 // Ozaki-II 77.6 TFLOPS at 15 moduli (8192^3, partially fused, 2026-11-24, commit b93b608:
@@ -73,18 +91,14 @@ Variant auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev) 
 
 bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
   if (!dev.has_int8_tensor_cores()) return false;
-  // Hopper: no shape measured where FP64 mode's Ozaki-II beats native DGEMM. FIXED mode at 16 moduli
-  // runs 8192^3 in 17.5 ms (62.9 TFLOPS) against native's 19.4-20.0 ms, but FP64 mode's decision
-  // adds 3.8 ms (20.4 ms, 53.8 TFLOPS against native 54.9 in the same run), and at 16384^3 (phi 0.5)
-  // or 8192^3 (phi 1) no count up to 16 meets the bound, so the decision's 4.3 ms (8192^3) to 24 ms
-  // (16384^3) would be spent before native DGEMM runs anyway (bench/results/2026-11-23-h100-fp64-schemes,
-  // `bash bench/device_schemes.sh`). With the fused products (2026-11-24, commit 25a95ec,
-  // bench/results/2026-11-24-h100-ozaki2-fused/call6-fp64-profile-25a95ec): FP64 mode at 8192^3 ran
-  // 16 moduli in 19.18 / 19.54 ms against native's 20.21 / 20.10 (phi 0.5 / -1: 1.05x, 1.03x), but
-  // 25.28 ms against 20.29 at phi 1 (no count meets the bound: native after the decision) and
-  // 3.41 ms against 2.35 at 4096^3: a few percent on benign data, 20-45% lost elsewhere, so still no
-  // Hopper rule. A shape-based rule goes here once one is measured to win.
-  if (dev.is_hopper()) return false;
+  if (dev.is_hopper()) {
+    // Measured with the fused products only (the unfused ones lose: FIXED mode at 16 moduli ran
+    // 17.5 ms at 8192^3 before the decision, bench/results/2026-11-23-h100-fp64-schemes).
+    if (!dev.sm90_kernels || moduli > kMaxModuli) return false;
+    for (const auto& r : kHopperOzaki2Rules)
+      if (std::min(shape.m, shape.n) >= r.min_mn && shape.k >= r.min_k && shape.k <= r.max_k) return true;
+    return false;
+  }
   return roofline_emulation_wins(moduli + kOzaki2DecisionProducts, dev);
 }
 

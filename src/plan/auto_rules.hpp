@@ -19,9 +19,9 @@ namespace ozgemm {
 Variant auto_variant(const GemmShape& shape, int slices, const DeviceDesc& dev);
 constexpr double kEmulationEfficiency = 0.6;  // unfused end-to-end vs INT8 peak (H100: 41.2 / 70.7 at s = 7)
 
-// Ozaki-II (unfused) at `moduli` moduli, FP64 mode's decision included, expected faster than native
-// DGEMM for `shape`: Hopper, a table measured on H100 (empty so far: see auto_rules.cpp); elsewhere
-// the roofline as for Ozaki-I with one INT8 product per modulus plus the decision's cost.
+// Ozaki-II at `moduli` moduli, FP64 mode's decision included, expected faster than native DGEMM for
+// `shape`: Hopper, a table of shapes measured on H100 with the fused products (auto_rules.cpp);
+// elsewhere the roofline as for Ozaki-I with one INT8 product per modulus plus the decision's cost.
 bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev);
 
 // How AUTO runs Ozaki-II's products (plan_ozaki2 with Variant::Auto): PartiallyFused (the Hopper

@@ -453,17 +453,29 @@ TEST(Planner, AutoVariantFollowsMeasurementsAndRoofline) {
 
 TEST(Planner, AutoOzaki2FollowsMeasurementsAndRoofline) {
   const GemmShape sq = tight_shape(Op::N, Op::N, 8192, 8192, 8192);
-  // Hopper: FP64 mode's Ozaki-II measured at 53.8 TFLOPS (decision included) against native 54.9 at
-  // 8192^3, and its bound fails at 16384^3 for phi 0.5 (auto_rules.cpp): no shape listed.
+  // Hopper: the shapes measured to win with the fused products (auto_rules.cpp): min(m, n) >= 8192
+  // and 8192 <= k <= 12288; not 4096^3, not k = 16384 (the bound fails there for phi 0.5), not
+  // without the Hopper kernels.
   DeviceDesc hopper;
-  for (int64_t n : {4096, 8192, 16384, 32768})
-    for (int moduli : {2, 14, 16}) EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, n, n, n), moduli, hopper));
-  DeviceDesc a100;  // 8.0: 624 / (16 + 5.3) * 0.6 = 17.6 < 19.5; 624 / (8 + 5.3) * 0.6 = 28.2 > 19.5
+  for (int moduli : {2, 14, 16}) {
+    EXPECT_TRUE(ozgemm::auto_ozaki2(sq, moduli, hopper)) << moduli;
+    EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 12288, 12288, 12288), moduli, hopper));
+    EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 16384, 8192), moduli, hopper));
+    EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::T, Op::N, 32768, 8192, 10000), moduli, hopper));
+    for (int64_t n : {4096, 16384, 32768})
+      EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, n, n, n), moduli, hopper)) << n;
+    EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 4096), moduli, hopper));
+    EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 4096, 8192), moduli, hopper));
+  }
+  DeviceDesc hopper_portable_only = hopper;
+  hopper_portable_only.sm90_kernels = false;
+  EXPECT_FALSE(ozgemm::auto_ozaki2(sq, 16, hopper_portable_only));
+  DeviceDesc a100;  // 8.0: 624 / (16 + 3.4) * 0.6 = 19.3 < 19.5; 624 / (8 + 3.4) * 0.6 = 32.8 > 19.5
   a100.cc_major = 8;
   a100.cc_minor = 0;
   EXPECT_FALSE(ozgemm::auto_ozaki2(sq, 16, a100));
   EXPECT_TRUE(ozgemm::auto_ozaki2(sq, 8, a100));
-  DeviceDesc ada;  // 8.9: 733 / 21.3 * 0.6 = 20.6 > 1.4
+  DeviceDesc ada;  // 8.9: 733 / 19.4 * 0.6 = 22.7 > 1.4
   ada.cc_major = 8;
   ada.cc_minor = 9;
   EXPECT_TRUE(ozgemm::auto_ozaki2(sq, 16, ada));
