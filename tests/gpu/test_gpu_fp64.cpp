@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <iostream>
 #include <cstring>
 #include <random>
 #include <string>
@@ -353,6 +354,63 @@ TEST(GpuFp64Schemes, FusedVariantsWithOzaki2OnlyAndSetModuliSelectsFixed) {
     }
   }
   ozgemmDestroy(h);
+}
+
+// The library's defaults (FP64 mode, scheme and variant AUTO) on Hopper with the fused products:
+// on a shape of auto_rules.cpp's measured rule (8192^3) FP64 mode takes Ozaki-II partially fused,
+// with the bits of FIXED mode at the chosen count (FIXED Ozaki-II equals the host reference:
+// test_gpu_ozaki2); outside it (4096^3) native DGEMM runs without the decision, saying why.
+TEST(GpuFp64Auto, HopperTakesOzaki2WhereTheRuleSaysAndNativeElsewhere) {
+  OZTEST_REQUIRE_GPU();
+  int dev = 0;
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, dev), cudaSuccess);
+  if (!(prop.major == 9 && prop.minor == 0)) GTEST_SKIP() << "the rule is Hopper's; this GPU is " << prop.name;
+  ozgemmHandle_t h = nullptr, fixed = nullptr;
+  ASSERT_EQ(ozgemmCreate(&h), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(ozgemmCreate(&fixed), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(ozgemmSetScheme(fixed, OZGEMM_SCHEME_OZAKI2), OZGEMM_STATUS_SUCCESS);
+  if (ozgemmSetVariant(fixed, OZGEMM_VARIANT_PARTIALLY_FUSED) != OZGEMM_STATUS_SUCCESS) {
+    ozgemmDestroy(h);
+    ozgemmDestroy(fixed);
+    GTEST_SKIP() << "this build has no Hopper products";
+  }
+  std::mt19937_64 rng = oztest::test_rng();
+  {
+    const int n = 8192;
+    const auto A = ref::random_matrix(n, n, 0.5, rng), B = ref::random_matrix(n, n, 0.5, rng);
+    ozgemmCallInfo_t info{}, info_fixed{};
+    const std::vector<double> C = run(h, n, n, n, A, B, &info);
+    ASSERT_EQ(info.scheme, OZGEMM_SCHEME_OZAKI2) << info.reason;
+    ASSERT_EQ(info.variant, OZGEMM_VARIANT_PARTIALLY_FUSED) << info.reason;
+    EXPECT_EQ(info.fell_back, 0) << info.reason;
+    EXPECT_GT(info.moduli, 0);
+    EXPECT_LE(info.bound, info.target) << info.reason;
+    ASSERT_EQ(ozgemmSetModuli(fixed, info.moduli), OZGEMM_STATUS_SUCCESS);
+    const std::vector<double> Cf = run(fixed, n, n, n, A, B, &info_fixed);
+    EXPECT_EQ(info_fixed.moduli, info.moduli);
+    int64_t bad = 0;
+    for (size_t i = 0; i < C.size(); ++i) bad += !same_bits(C[i], Cf[i]);
+    EXPECT_EQ(bad, 0) << info.reason;
+    std::cout << "[ fp64     ] 8192^3 phi 0.5, defaults: " << info.reason << std::endl;
+  }
+  {
+    const int n = 4096;
+    const auto A = ref::random_matrix(n, n, 0.5, rng), B = ref::random_matrix(n, n, 0.5, rng);
+    ozgemmCallInfo_t info{};
+    const std::vector<double> C = run(h, n, n, n, A, B, &info);
+    EXPECT_EQ(info.variant, OZGEMM_VARIANT_NATIVE) << info.reason;
+    EXPECT_EQ(info.fell_back, 1);
+    EXPECT_NE(std::string(info.reason).find("AUTO rules"), std::string::npos) << info.reason;
+    const std::vector<double> want = native(n, n, n, A, B);
+    int64_t bad = 0;
+    for (size_t i = 0; i < C.size(); ++i) bad += !same_bits(C[i], want[i]);
+    EXPECT_EQ(bad, 0) << info.reason;
+    std::cout << "[ fp64     ] 4096^3 phi 0.5, defaults: " << info.reason << std::endl;
+  }
+  ozgemmDestroy(h);
+  ozgemmDestroy(fixed);
 }
 
 TEST(GpuFp64Capture, GraphCaptureRunsNativeDgemm) {
