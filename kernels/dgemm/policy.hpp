@@ -115,5 +115,16 @@ struct UnfusedPolicy {
   static constexpr int64_t kLtWorkspaceBytes = int64_t(32) << 20;  // scratch for cuBLASLt's kernels
 };
 
+// FP64 mode's decision (src/dispatch/dgemm_dispatch.cpp, decision_bound): with Ozaki-II the only
+// candidate and at least kOz2SampleMinRows rows, the magnitude product and the bound run first over
+// the first kOz2SampleRows rows; when every moduli count already has an entry past the target there
+// (a witness: the full maxima can only be larger), the full product is skipped and native DGEMM
+// runs. Costs a sixteenth of the product where the bound holds; saves the rest where it fails.
+struct DecisionPolicy {
+  static constexpr int64_t kOz2SampleRows = 512;  // a multiple of UnfusedPolicy::kRowAlign
+  static constexpr int64_t kOz2SampleMinRows = 4 * kOz2SampleRows;
+};
+static_assert(DecisionPolicy::kOz2SampleRows % UnfusedPolicy::kRowAlign == 0, "sample rows are whole row groups");
+
 }  // namespace kernels
 }  // namespace ozgemm

@@ -277,18 +277,43 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
   b2.d_stride_b = plan.n_pad;
   for (int w = 0; w < numerics::kModuliWindow; ++w)
     b2.recon_abs_u[w] = numerics::ozaki2_constants(numerics::kMinModuli + w).recon_abs_u;
-  for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk) {
-    const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);
+  // The magnitude product of rows [0, rows) x columns [col0, col0 + ncols) into P (every k-block).
+  auto magnitude_product = [&](int64_t rows, int64_t col0, int64_t ncols) {
     for (int64_t blk = 0; blk < plan.pblocks; ++blk) {
       const int64_t k0 = blk * plan.kmag_block, kk = std::min(plan.kmag_block, plan.kmag - k0);
       const auto* a8 = reinterpret_cast<const int8_t*>(mag_a + k0);  // digits 0..127: the same bytes as int8
       const auto* b8 = reinterpret_cast<const int8_t*>(mag_b + col0 * plan.kmag + k0);
-      if (ctx.lt->run(static_cast<int>(plan.m_pad), static_cast<int>(ncols), static_cast<int>(kk), a8,
+      if (ctx.lt->run(static_cast<int>(rows), static_cast<int>(ncols), static_cast<int>(kk), a8,
                       static_cast<int>(plan.kmag), b8, static_cast<int>(plan.kmag), P + blk * b.plane_elems,
                       static_cast<int>(plan.m_pad), ws + plan.off_lt, size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes),
                       ctx.stream, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
-        return OZGEMM_STATUS_EXECUTION_FAILED;
+        return false;
     }
+    return true;
+  };
+  using kernels::DecisionPolicy;
+  if (rq.ozaki2 && !rq.ozaki1 && plan.m >= DecisionPolicy::kOz2SampleMinRows) {
+    // The sample (DecisionPolicy): the first rows against the first column chunk.
+    const int64_t ncols = std::min(plan.n_chunk, plan.n_pad);
+    if (!magnitude_product(DecisionPolicy::kOz2SampleRows, 0, ncols)) return OZGEMM_STATUS_EXECUTION_FAILED;
+    b2.base = b;
+    b2.base.rows = DecisionPolicy::kOz2SampleRows;
+    b2.base.col0 = 0;
+    b2.base.cols = std::min(ncols, plan.n);
+    OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
+    DecisionCounts sample;
+    const ozgemmStatus_t st = read_counts(ctx, result, &sample);
+    if (st != OZGEMM_STATUS_SUCCESS) return st;
+    bool all_past = true;
+    for (int w = 0; w < numerics::kModuliWindow; ++w) all_past = all_past && sample.oz2_ratio_max[w] > rq.target;
+    if (all_past) {  // no count can meet the target: the full maxima are at least these
+      *counts = sample;
+      return OZGEMM_STATUS_SUCCESS;
+    }
+  }
+  for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk) {
+    const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);
+    if (!magnitude_product(plan.m_pad, col0, ncols)) return OZGEMM_STATUS_EXECUTION_FAILED;
     b.col0 = col0;
     b.cols = std::min(ncols, plan.n - col0);
     if (rq.ozaki1) OZ_CUDA_TRY(kernels::launch_bound(b, ctx.stream));

@@ -246,11 +246,13 @@ TEST_P(GpuFp64Schemes, DecisionAndResultEqualTheHostReference) {
 }
 
 // The bound pass over thousands of blocks, where blocks skip the counts that earlier blocks found
-// past the target (result->oz2_dead): the chosen count and its bound still equal the host
-// reference's, bit for bit. Rows of large entries at the end of A, so the blocks that kill the
-// smaller counts run last on some inputs and first on others (B's columns reversed).
+// past the target (result->oz2_dead), and (scheme OZAKI2, m >= DecisionPolicy::kOz2SampleMinRows)
+// the sample of the first rows that ends the decision when no count can meet the target: the
+// chosen count and its bound still equal the host reference's, bit for bit. Rows of large entries
+// at the end of A (outside the sample), or small first columns of B, so the entries that kill the
+// smaller counts lie in different places.
 TEST_P(GpuFp64Schemes, DecisionOverManyBlocksEqualsTheHostReference) {
-  const int m = 1536, n = 1024, k = 256;
+  const int m = 2560, n = 1024, k = 256;
   int ozaki2_runs = 0;
   for (const Input& in0 : inputs(m, n, k, rng)) {
     if (in0.name == "integers") continue;  // few moduli: nothing to skip
