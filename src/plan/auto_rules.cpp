@@ -49,9 +49,11 @@ constexpr double kOzaki2DecisionProducts = 3.4;
 //   8192^3              1.20 / 1.24 / 0.92x      12288^3            1.32 / 1.29 / 0.94x
 //   16384^2 x 8192      1.33 / 1.32 / 0.94x      16384^3            0.91 / 1.48 / 0.91x
 //   8192^2 x 4096       1.10 / 1.09 / 0.86x      4096^3             0.87 / 0.87 / 0.78x
-// (the slower figures: no count up to 16 meets the bound, native DGEMM after the decision). The
-// rule takes the shapes that win on benign data and lose at most 8% where the bound fails: at
-// k = 16384 the bound already fails for phi 0.5, at k = 4096 the decision is too large a part.
+// (the slower figures: no count up to 16 meets the bound, native DGEMM after the decision). With the
+// decision's sample (DecisionPolicy, commit 46c8d8e, call6-sample-46c8d8e) phi 0.5 / 1 became
+// 8192^3 1.27 / 1.02x, 12288^3 1.34 / 0.95x, 16384^2 x 8192 1.33 / 0.97x. The rule takes the shapes
+// that win on benign data and lose at most 5% where the bound fails: at k = 16384 the bound already
+// fails for phi 0.5, at k = 4096 the decision is too large a part.
 struct HopperOzaki2Rule {
   int64_t min_mn, min_k, max_k;  // min(m, n) at least, k in [min_k, max_k]
 };
