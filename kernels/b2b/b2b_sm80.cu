@@ -140,7 +140,8 @@ __device__ __forceinline__ void load_a_frags(uint32_t (&a)[2][4], const __half* 
   }
 }
 
-template <class T, int N0, int N1, bool kShared>
+// kChunkedN0: D0 has p.n0 / N0 column chunks of N0 (b2b_chunked_n0); else N0 = p.n0, one chunk.
+template <class T, int N0, int N1, bool kShared, bool kChunkedN0>
 __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using Acc = typename T::Acc;
@@ -177,147 +178,176 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
   const __half* B1 = static_cast<const __half*>(p.b1) + units(z * p.stride_b1);
   const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
 
-  // ---- GEMM 0: acc0 = A0 x B0^T over k0 in chunks of 32 units, kS-stage cp.async pipeline ----
-  Acc acc0[N0 / 8][4];
-#pragma unroll
-  for (int i = 0; i < N0 / 8; ++i) acc0[i][0] = acc0[i][1] = acc0[i][2] = acc0[i][3] = Acc(0);
+  // D0 has n0 = n0_chunks x N0 columns: GEMM 0 and epilogue 0 run per column chunk of N0
+  // (n0_chunks = 1 for n0 <= 256, where N0 = n0; policy.hpp, b2b_chunked_n0).
+  const int n0_chunks = kChunkedN0 ? static_cast<int>(p.n0 / N0) : 1;
+  const int64_t k1u = kChunkedN0 ? units(p.n0) : kK1;  // GEMM 1's depth in units: B1's and D0's row length
   constexpr int kS = kStages0<N0>;
   const int chunks0 = static_cast<int>(k0u / kB2bChunkK);
-  auto load0 = [&](int c) {  // chunk c into stage c % kS (one commit group, possibly empty)
-    if (c < chunks0) {
-      __half* stage_a = sA + (c % kS) * kB2bTileM * kRowK;
-      if (conv) {
-        const ConvTap t = conv_tap(p, int64_t(c) * kB2bChunkK * 2 / T::kElemBytes);
-#pragma unroll
-        for (int i = 0; i < kAVecs; ++i) {
-          const int v = threadIdx.x + i * kThreads, r = v / (kB2bChunkK / 8), cu = (v % (kB2bChunkK / 8)) * 8;
-          conv_copy16(stage_a + r * kRowK + cu, p, pixels[i], t, T::kElemBytes, cu * 2);
-        }
-      } else {
-        load_chunk<kB2bTileM>(stage_a, A0, k0u, valid, int64_t(c) * kB2bChunkK);
-      }
-      load_chunk<N0, kS8>(sB0 + (c % kS) * N0 * kRowK, B0, k0u, N0, int64_t(c) * kB2bChunkK);
-    }
-    cp_async_commit();
-  };
-#pragma unroll
-  for (int c = 0; c < kS - 1; ++c) load0(c);
-  for (int c = 0; c < chunks0; ++c) {
-    const int st = c % kS;
-    cp_async_wait<kS - 2>();  // chunk c has landed (this thread's copies)
-    __syncthreads();          // ... everyone's, and everyone is done with chunk c - 1's stage
-    load0(c + kS - 1);        // into chunk c - 1's stage
-    uint32_t a[2][4];
-    load_a_frags(a, sA + st * kB2bTileM * kRowK, kRowK, warp, lane, 0);
-    mma_chunk<T, N0>(acc0, a, sB0 + st * N0 * kRowK, lane);
-  }
-  cp_async_wait<0>();
-  __syncthreads();  // GEMM 0's stages are free (GEMM 1 reuses nothing of them, but D0 may follow)
 
-  // ---- epilogue 0, packed as GEMM-1 A fragments: d0[j][*] is the A fragment of GEMM 1's
-  // k-block j (16 units of D0) for this warp's 16 rows: regs 0/1 rows g/g+8 of its first 8 units,
-  // regs 2/3 rows g/g+8 of the next 8.
+  // d0[j][*] is the A fragment of GEMM 1's k-block j (16 units of this column chunk of D0) for
+  // this warp's 16 rows: regs 0/1 rows g/g+8 of its first 8 units, regs 2/3 rows g/g+8 of the next 8.
   uint32_t d0[kK1 / 16][4];
-  if constexpr (!kS8) {
-    // fp16(ReLU(alpha0 acc + bias0)); accumulator block 2j + h holds units 16j + 8h + 2q, +1.
+  // ---- GEMM 0 of column chunk c0 (acc0 = A0 x B0c^T over k0 in chunks of 32 units, kS-stage
+  // cp.async pipeline, B0c = B0's rows of the chunk), then epilogue 0 into d0 ----
+  auto gemm0 = [&](int c0) {
+    const __half* B0c = B0 + int64_t(c0) * N0 * k0u;
+    const float* bias_c = bias ? bias + int64_t(c0) * N0 : nullptr;
+    Acc acc0[N0 / 8][4];
 #pragma unroll
-    for (int j = 0; j < N0 / 16; ++j) {
+    for (int i = 0; i < N0 / 8; ++i) acc0[i][0] = acc0[i][1] = acc0[i][2] = acc0[i][3] = Acc(0);
+    auto load0 = [&](int c) {  // chunk c into stage c % kS (one commit group, possibly empty)
+      if (c < chunks0) {
+        __half* stage_a = sA + (c % kS) * kB2bTileM * kRowK;
+        if (conv) {
+          const ConvTap t = conv_tap(p, int64_t(c) * kB2bChunkK * 2 / T::kElemBytes);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int nb = 2 * j + h, col = nb * 8 + 2 * q;
-        const float b0v = bias ? bias[col] : 0.0f, b1v = bias ? bias[col + 1] : 0.0f;
-        d0[j][2 * h + 0] = pack_half2(b2b_epilogue(p.alpha0, acc0[nb][0], b0v, p.relu0),
-                                      b2b_epilogue(p.alpha0, acc0[nb][1], b1v, p.relu0));  // row g
-        d0[j][2 * h + 1] = pack_half2(b2b_epilogue(p.alpha0, acc0[nb][2], b0v, p.relu0),
-                                      b2b_epilogue(p.alpha0, acc0[nb][3], b1v, p.relu0));  // row g + 8
-      }
-    }
-  } else {
-    // int8(ReLU(alpha0 acc + bias0)); accumulator blocks 4j .. 4j+3 hold logical columns
-    // s8_d0_column(P) = 32j + 16(b/2) + 4q + 2(b%2) + e: bytes e of block 2h'+b' go to byte
-    // 2b' + e of register 2h' (row g) / 2h' + 1 (row g + 8).
-#pragma unroll
-    for (int j = 0; j < N0 / 32; ++j) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        uint32_t lo[4], hi[4];
-#pragma unroll
-        for (int bb = 0; bb < 2; ++bb) {
-          const int nb = 4 * j + 2 * h + bb;
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int col = s8_d0_column(nb * 8 + 2 * q + e);
-            const float bv = bias ? bias[col] : 0.0f;
-            lo[2 * bb + e] = to_s8(b2b_epilogue(p.alpha0, float(acc0[nb][e]), bv, p.relu0));
-            hi[2 * bb + e] = to_s8(b2b_epilogue(p.alpha0, float(acc0[nb][2 + e]), bv, p.relu0));
+          for (int i = 0; i < kAVecs; ++i) {
+            const int v = threadIdx.x + i * kThreads, r = v / (kB2bChunkK / 8), cu = (v % (kB2bChunkK / 8)) * 8;
+            conv_copy16(stage_a + r * kRowK + cu, p, pixels[i], t, T::kElemBytes, cu * 2);
           }
+        } else {
+          load_chunk<kB2bTileM>(stage_a, A0, k0u, valid, int64_t(c) * kB2bChunkK);
         }
-        d0[j][2 * h + 0] = pack_s8x4(lo[0], lo[1], lo[2], lo[3]);
-        d0[j][2 * h + 1] = pack_s8x4(hi[0], hi[1], hi[2], hi[3]);
+        load_chunk<N0, kS8>(sB0 + (c % kS) * N0 * kRowK, B0c, k0u, N0, int64_t(c) * kB2bChunkK);
+      }
+      cp_async_commit();
+    };
+#pragma unroll
+    for (int c = 0; c < kS - 1; ++c) load0(c);
+    for (int c = 0; c < chunks0; ++c) {
+      const int st = c % kS;
+      cp_async_wait<kS - 2>();  // chunk c has landed (this thread's copies)
+      __syncthreads();          // ... everyone's, and everyone is done with chunk c - 1's stage
+      load0(c + kS - 1);        // into chunk c - 1's stage
+      uint32_t a[2][4];
+      load_a_frags(a, sA + st * kB2bTileM * kRowK, kRowK, warp, lane, 0);
+      mma_chunk<T, N0>(acc0, a, sB0 + st * N0 * kRowK, lane);
+    }
+    cp_async_wait<0>();
+    __syncthreads();  // GEMM 0's stages are free (the next chunk's GEMM 0 refills them)
+
+    if constexpr (!kS8) {
+      // fp16(ReLU(alpha0 acc + bias0)); accumulator block 2j + h holds units 16j + 8h + 2q, +1.
+#pragma unroll
+      for (int j = 0; j < N0 / 16; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int nb = 2 * j + h, col = nb * 8 + 2 * q;
+          const float b0v = bias_c ? bias_c[col] : 0.0f, b1v = bias_c ? bias_c[col + 1] : 0.0f;
+          d0[j][2 * h + 0] = pack_half2(b2b_epilogue(p.alpha0, acc0[nb][0], b0v, p.relu0),
+                                        b2b_epilogue(p.alpha0, acc0[nb][1], b1v, p.relu0));  // row g
+          d0[j][2 * h + 1] = pack_half2(b2b_epilogue(p.alpha0, acc0[nb][2], b0v, p.relu0),
+                                        b2b_epilogue(p.alpha0, acc0[nb][3], b1v, p.relu0));  // row g + 8
+        }
+      }
+    } else {
+      // int8(ReLU(alpha0 acc + bias0)); accumulator blocks 4j .. 4j+3 hold logical columns
+      // s8_d0_column(P) = 32j + 16(b/2) + 4q + 2(b%2) + e of the chunk: bytes e of block 2h'+b'
+      // go to byte 2b' + e of register 2h' (row g) / 2h' + 1 (row g + 8).
+#pragma unroll
+      for (int j = 0; j < N0 / 32; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          uint32_t lo[4], hi[4];
+#pragma unroll
+          for (int bb = 0; bb < 2; ++bb) {
+            const int nb = 4 * j + 2 * h + bb;
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int col = s8_d0_column(nb * 8 + 2 * q + e);
+              const float bv = bias_c ? bias_c[col] : 0.0f;
+              lo[2 * bb + e] = to_s8(b2b_epilogue(p.alpha0, float(acc0[nb][e]), bv, p.relu0));
+              hi[2 * bb + e] = to_s8(b2b_epilogue(p.alpha0, float(acc0[nb][2 + e]), bv, p.relu0));
+            }
+          }
+          d0[j][2 * h + 0] = pack_s8x4(lo[0], lo[1], lo[2], lo[3]);
+          d0[j][2 * h + 1] = pack_s8x4(hi[0], hi[1], hi[2], hi[3]);
+        }
       }
     }
-  }
+  };
   if (p.d0_out) {
     // Conv 0 alone (the unfused pair's first half): D0's rows to global memory in D0's logical
     // column order (the layout the shared-memory residency stores, below), and done.
-    __half* D0 = static_cast<__half*>(p.d0_out) + row0 * kK1;
+    __half* D0 = static_cast<__half*>(p.d0_out) + row0 * k1u;
     const int r = warp * 16 + g;
+#pragma unroll 1
+    for (int c0 = 0; c0 < n0_chunks; ++c0) {
+      gemm0(c0);
 #pragma unroll
-    for (int j = 0; j < kK1 / 16; ++j)
+      for (int j = 0; j < kK1 / 16; ++j)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int col = j * 16 + h * 8 + 2 * q;
-        if (r < valid) *reinterpret_cast<uint32_t*>(D0 + int64_t(r) * kK1 + col) = d0[j][2 * h];
-        if (r + 8 < valid) *reinterpret_cast<uint32_t*>(D0 + int64_t(r + 8) * kK1 + col) = d0[j][2 * h + 1];
-      }
+        for (int h = 0; h < 2; ++h) {
+          const int64_t col = int64_t(c0) * kK1 + j * 16 + h * 8 + 2 * q;
+          if (r < valid) *reinterpret_cast<uint32_t*>(D0 + int64_t(r) * k1u + col) = d0[j][2 * h];
+          if (r + 8 < valid) *reinterpret_cast<uint32_t*>(D0 + int64_t(r + 8) * k1u + col) = d0[j][2 * h + 1];
+        }
+    }
     return;
   }
-  if constexpr (kShared) {
-    // Shared-memory residency: the warp's D0 rows go to sD0[64][kD0Row] in D0's logical column
-    // order and come back by ldmatrix in GEMM 1 (the layout a CTA-wide D0 would need if warps
-    // split columns).
+  // Shared-memory residency: the warp's rows of the chunk's D0 go to sD0[128][kD0Row] in D0's
+  // logical column order and come back by ldmatrix in GEMM 1 (the layout a CTA-wide D0 would need
+  // if warps split columns).
+  auto stage_d0 = [&]() {
+    if constexpr (kShared) {
 #pragma unroll
-    for (int j = 0; j < kK1 / 16; ++j)
+      for (int j = 0; j < kK1 / 16; ++j)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int col = j * 16 + h * 8 + 2 * q, r = warp * 16 + g;
-        *reinterpret_cast<uint32_t*>(sD0 + r * kD0Row + col) = d0[j][2 * h];
-        *reinterpret_cast<uint32_t*>(sD0 + (r + 8) * kD0Row + col) = d0[j][2 * h + 1];
-      }
-    __syncthreads();
+        for (int h = 0; h < 2; ++h) {
+          const int col = j * 16 + h * 8 + 2 * q, r = warp * 16 + g;
+          *reinterpret_cast<uint32_t*>(sD0 + r * kD0Row + col) = d0[j][2 * h];
+          *reinterpret_cast<uint32_t*>(sD0 + (r + 8) * kD0Row + col) = d0[j][2 * h + 1];
+        }
+      __syncthreads();
+    }
+  };
+  if constexpr (!kChunkedN0) {  // D0 once, kept for every column chunk of D1
+    gemm0(0);
+    stage_d0();
   }
 
   // ---- GEMM 1 and epilogue 1, one chunk of kN1C columns of D1 at a time (kN1C / 2 accumulators
-  // a thread): acc1 = D0 x B1c^T over k1 = n0 in chunks of 32 units, B1c = B1's rows of the chunk ----
+  // a thread): acc1 = D0 x B1c^T over k1 = n0 in chunks of 32 units, B1c = B1's rows of the chunk;
+  // with several column chunks of D0, each (recomputed) chunk adds its k-range ----
   constexpr int kN1C = Smem::kN1C;
   constexpr int kChunks1 = kK1 / kB2bChunkK;
   const bool read_c = p.beta1 != 0.0f;
 #pragma unroll 1
   for (int nc = 0; nc < N1 / kN1C; ++nc) {
-  const __half* B1c = B1 + int64_t(nc) * kN1C * kK1;
+  const __half* B1c = B1 + int64_t(nc) * kN1C * k1u;
   Acc acc1[kN1C / 8][4];
 #pragma unroll
   for (int i = 0; i < kN1C / 8; ++i) acc1[i][0] = acc1[i][1] = acc1[i][2] = acc1[i][3] = Acc(0);
-  load_chunk<kN1C>(sB1, B1c, kK1, kN1C, 0);
-  cp_async_commit();
-#pragma unroll
-  for (int c = 0; c < kChunks1; ++c) {
-    const int st = c & 1;
-    if (c + 1 < kChunks1) load_chunk<kN1C>(sB1 + (st ^ 1) * kN1C * kRowK, B1c, kK1, kN1C, int64_t(c + 1) * kB2bChunkK);
-    cp_async_commit();
-    cp_async_wait<1>();
-    __syncthreads();
-    uint32_t a[2][4];
-    if constexpr (kShared) {
-      load_a_frags(a, sD0, kD0Row, warp, lane, c * kB2bChunkK);
-    } else {
-#pragma unroll
-      for (int ks = 0; ks < 2; ++ks)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) a[ks][i] = d0[2 * c + ks][i];
+#pragma unroll 1
+  for (int c0 = 0; c0 < n0_chunks; ++c0) {
+    if constexpr (kChunkedN0) {
+      gemm0(c0);
+      stage_d0();
     }
-    mma_chunk<T, kN1C>(acc1, a, sB1 + st * kN1C * kRowK, lane);
-    __syncthreads();
+    const int64_t k1_base = int64_t(c0) * kK1;  // this chunk's k-range of GEMM 1, units
+    load_chunk<kN1C>(sB1, B1c, k1u, kN1C, k1_base);
+    cp_async_commit();
+#pragma unroll
+    for (int c = 0; c < kChunks1; ++c) {
+      const int st = c & 1;
+      if (c + 1 < kChunks1)
+        load_chunk<kN1C>(sB1 + (st ^ 1) * kN1C * kRowK, B1c, k1u, kN1C, k1_base + int64_t(c + 1) * kB2bChunkK);
+      cp_async_commit();
+      cp_async_wait<1>();
+      __syncthreads();
+      uint32_t a[2][4];
+      if constexpr (kShared) {
+        load_a_frags(a, sD0, kD0Row, warp, lane, c * kB2bChunkK);
+      } else {
+#pragma unroll
+        for (int ks = 0; ks < 2; ++ks)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) a[ks][i] = d0[2 * c + ks][i];
+      }
+      mma_chunk<T, kN1C>(acc1, a, sB1 + st * kN1C * kRowK, lane);
+      __syncthreads();
+    }
   }
 
   // epilogue 1: D1 = ReLU(alpha1 acc + beta1 C1), rounded to fp16 / requantised to int8
@@ -356,9 +386,9 @@ __global__ void __launch_bounds__(kThreads) b2b_kernel(B2bArgs p) {
 #endif
 }
 
-template <class T, int N0, int N1, bool kShared>
+template <class T, int N0, int N1, bool kShared, bool kChunkedN0>
 cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t stream) {
-  auto kernel = b2b_kernel<T, N0, N1, kShared>;
+  auto kernel = b2b_kernel<T, N0, N1, kShared, kChunkedN0>;
   const int smem = B2bSmem<N0, N1, kShared, T::kElemBytes>::kBytes;
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
@@ -366,23 +396,25 @@ cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t s
   return cudaGetLastError();
 }
 
-template <class T, int N0, bool kShared>
+template <class T, int N0, bool kShared, bool kChunkedN0 = false>
 cudaError_t launch_n1(const B2bArgs& a, int n1, int64_t tiles, int batch, cudaStream_t s) {
   switch (n1) {
-    case 64: return launch<T, N0, 64, kShared>(a, tiles, batch, s);
-    case 128: return launch<T, N0, 128, kShared>(a, tiles, batch, s);
-    case 256: return launch<T, N0, 256, kShared>(a, tiles, batch, s);
+    case 64: return launch<T, N0, 64, kShared, kChunkedN0>(a, tiles, batch, s);
+    case 128: return launch<T, N0, 128, kShared, kChunkedN0>(a, tiles, batch, s);
+    case 256: return launch<T, N0, 256, kShared, kChunkedN0>(a, tiles, batch, s);
   }
   return cudaErrorInvalidValue;
 }
 
 template <class T, bool kShared>
 cudaError_t launch_n0(const B2bArgs& a, int n0, int n1, int64_t tiles, int batch, cudaStream_t s) {
+  if (a.n0 != n0) return cudaErrorInvalidValue;
   switch (n0) {
     case 64: return launch_n1<T, 64, kShared>(a, n1, tiles, batch, s);
     case 128: return launch_n1<T, 128, kShared>(a, n1, tiles, batch, s);
     case 256: return launch_n1<T, 256, kShared>(a, n1, tiles, batch, s);
   }
+  if (b2b_chunked_n0(n0)) return launch_n1<T, kB2bN0Chunk, kShared, true>(a, n1, tiles, batch, s);
   return cudaErrorInvalidValue;
 }
 

@@ -20,6 +20,7 @@ struct B2bArgs {
   const void* c1;      // read only when beta1 != 0
   void* d1;
   int64_t m, k0;       // per batch (not grouped) or the total rows (grouped)
+  int64_t n0;          // D0's columns: the launch's n0, or (portable kernels) a multiple of kB2bN0Chunk above 256
   float alpha0, alpha1, beta1;
   bool relu0, relu1;
   // batched: blockIdx.z is the batch, element strides below (0 when not batched)
@@ -42,7 +43,8 @@ struct B2bArgs {
 };
 
 // int8 == false: fp16 in and out, fp32 accumulation; true: int8 in and out, int32 accumulation.
-// n0, n1 in {64, 128, 256}; k0 a multiple of kB2bChunkK units (32 fp16, 64 int8); element
+// n0 in {64, 128, 256} or b2b_chunked_n0 (GEMM 0 in chunks of kB2bN0Chunk columns, policy.hpp),
+// n1 in {64, 128, 256}; k0 a multiple of kB2bChunkK units (32 fp16, 64 int8); element
 // strides 16-byte aligned; convolutions: conv_c * element bytes a multiple of
 // kB2bConvChannelBytes. cudaErrorNotSupported without sm_80 code.
 cudaError_t launch_b2b(const B2bArgs& args, bool int8, int n0, int n1, bool shared_resident, int64_t grid_tiles,

@@ -45,6 +45,13 @@ static_assert(B2bSm90Policy::kTileM == B2bPortablePolicy::kTileM, "both families
 constexpr int kB2bTileM = B2bPortablePolicy::kTileM;
 constexpr int kB2bChunkK = B2bPortablePolicy::kChunkK;
 constexpr bool b2b_tile_n(int64_t n) { return n == 64 || n == 128 || n == 256; }  // n0, n1
+// n0 past one tile (portable kernels): GEMM 0 runs in chunks of kB2bN0Chunk of D0's columns, each
+// chunk's D0 feeding GEMM 1 as that k-range while D1's accumulators stay in registers; with more
+// than one column chunk of D1 (n1 > kN1Chunk) GEMM 0 is recomputed for each. kB2bMaxN0 keeps the
+// kernels' int offsets small.
+constexpr int kB2bN0Chunk = 128;
+constexpr int64_t kB2bMaxN0 = 16384;
+constexpr bool b2b_chunked_n0(int64_t n0) { return n0 > 256 && n0 <= kB2bMaxN0 && n0 % kB2bN0Chunk == 0; }
 constexpr int kB2bMaxBatch = 65535;                 // grid.z
 constexpr int64_t kB2bMaxK0Int8 = 131071;           // int32 exactness: k0 * 2^14 < 2^31
 constexpr int64_t kB2bStrideAlignBytes = 16;        // batch strides (16-byte vector loads)

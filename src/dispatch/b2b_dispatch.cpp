@@ -30,6 +30,7 @@ kernels::B2bArgs kernel_args(const Problem& p, const Arguments& a) {
   k.d1 = a.d1;
   k.m = p.m;
   k.k0 = p.k0;
+  k.n0 = p.n0;
   k.alpha0 = p.alpha0;
   k.alpha1 = p.alpha1;
   k.beta1 = p.beta1;

@@ -29,8 +29,10 @@ int64_t total_rows(const Problem& p) {
 std::string common_limits(const Problem& p) {
   if (p.type != DataType::F16 && p.type != DataType::S8) return "unknown data type";
   if (p.m < 0 || p.k0 < 0 || p.n0 < 0 || p.n1 < 0) return "sizes must be >= 0";
-  if (!kernels::b2b_tile_n(p.n0))
-    return "n0 = " + std::to_string(p.n0) + " must be 64, 128 or 256 (one CTA owns all of D0's columns)";
+  if (!kernels::b2b_tile_n(p.n0) && !kernels::b2b_chunked_n0(p.n0))
+    return "n0 = " + std::to_string(p.n0) + " must be 64, 128, 256 or a multiple of " +
+           std::to_string(kernels::kB2bN0Chunk) + " up to " + std::to_string(kernels::kB2bMaxN0) +
+           " (one CTA owns all of D0's columns, past 256 in chunks)";
   if (!kernels::b2b_tile_n(p.n1))
     return "n1 = " + std::to_string(p.n1) + " must be 64, 128 or 256 (one CTA owns all of D1's columns)";
   const int eb = elem_bytes(p.type);

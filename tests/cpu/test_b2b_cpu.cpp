@@ -55,6 +55,15 @@ TEST(B2bLimits, CanImplementExplainsEveryLimit) {
   // GEMM 1 runs in column chunks: every n0 x n1 is register-resident, fp16 256 x 256 included.
   EXPECT_EQ(why(shape(100, 64, 256, 256), Residency::Register), "");
   EXPECT_EQ(why(shape(100, 64, 128, 256), Residency::Register), "");
+  // n0 past 256: multiples of kB2bN0Chunk (GEMM 0 in column chunks), up to kB2bMaxN0, portable only.
+  for (int64_t n0 : {384, 512, 1024, 16384}) {
+    EXPECT_EQ(why(shape(100, 64, n0, 128), Residency::Register), "") << n0;
+    EXPECT_EQ(why(shape(100, 64, n0, 256), Residency::Shared), "") << n0;
+  }
+  for (int64_t n0 : {320, 448, 16384 + 128})
+    EXPECT_NE(why(shape(100, 64, n0, 128), Residency::Register).find("n0"), std::string::npos) << n0;
+  EXPECT_NE(why(shape(100, 64, 512, 128), Residency::Register, KernelFamily::Sm90).find("n0 = 64 or 128"),
+            std::string::npos);
   Problem b = shape(100, 64, 64, 64);
   b.batch = 0;
   EXPECT_NE(why(b, Residency::Shared), "");

@@ -169,8 +169,11 @@ TEST_F(GpuB2b, IntegerInputsExactForBothResidenciesAndTheUnfusedPair) {
     int64_t m, k0, n0, n1;
     float alpha0, alpha1, beta1;
   };
+  // n0 = 384, 512: GEMM 0 in column chunks (policy.hpp, b2b_chunked_n0), with one and two column
+  // chunks of D1 (GEMM 0 recomputed for the second).
   for (S s : {S{1000, 576, 64, 128, 1, 1, 0}, S{777, 64, 128, 64, 0.5f, 1, 1}, S{129, 96, 256, 128, 1, 0.5f, 2},
-              S{64, 32, 64, 256, 1, 1, 0}, S{300, 128, 256, 256, 1, 1, 1}, S{1, 32, 128, 128, 1, 1, 0}}) {
+              S{64, 32, 64, 256, 1, 1, 0}, S{300, 128, 256, 256, 1, 1, 1}, S{1, 32, 128, 128, 1, 1, 0},
+              S{513, 64, 384, 128, 1, 0.5f, 1}, S{200, 96, 512, 256, 0.5f, 0.25f, 0}}) {
     Problem p = shape(s.m, s.k0, s.n0, s.n1);
     p.alpha0 = s.alpha0;
     p.alpha1 = s.alpha1;
@@ -197,6 +200,8 @@ void check_f16_paths(const Problem& p, std::initializer_list<Path> paths, const 
 
 TEST_F(GpuB2b, BatchedAndGrouped) {
   check_f16_paths(batched_shape(333, 64, 64, 128), {Path::Register, Path::Shared, Path::Unfused}, "batched", rng);
+  check_f16_paths(batched_shape(150, 64, 384, 64), {Path::Register, Path::Shared, Path::Unfused, Path::RegisterAuto},
+                  "batched, n0 in chunks", rng);
   check_f16_paths(grouped_shape(64, 128, 64), {Path::Register, Path::Shared, Path::Unfused}, "grouped", rng);
 }
 
@@ -262,7 +267,8 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
   int sm90_ran = 0;
   for (S s : {S{1000, 576, 64, 128, 1.0f / 1024, 1.0f / 512, 0, true}, S{777, 64, 128, 64, 1.0f / 128, 1.0f / 256, 1, false},
               S{129, 192, 256, 128, 1.0f / 256, 1.0f / 1024, 0.5f, false}, S{64, 64, 64, 256, 1.0f / 100, 1.0f / 300, 0, true},
-              S{300, 128, 256, 256, 1.0f / 200, 1.0f / 700, 0.25f, false}, S{1, 64, 128, 128, 1.0f / 128, 1.0f / 400, 0, false}}) {
+              S{300, 128, 256, 256, 1.0f / 200, 1.0f / 700, 0.25f, false}, S{1, 64, 128, 128, 1.0f / 128, 1.0f / 400, 0, false},
+              S{257, 128, 512, 128, 1.0f / 256, 1.0f / 2048, 0, true}, S{130, 64, 384, 256, 1.0f / 128, 1.0f / 1500, 0.5f, false}}) {
     Problem p = shape(s.m, s.k0, s.n0, s.n1);
     p.type = DataType::S8;
     p.alpha0 = s.alpha0;
@@ -284,7 +290,7 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
       expect_equal_s8(run_gpu(p, d, p.m, Path::RegisterAuto), want, "auto " + what);
     }
   }
-  std::cout << "[ note     ] the Hopper int8 kernel ran " << sm90_ran << " of the 6 cases (n0 = 256: not its)" << std::endl;
+  std::cout << "[ note     ] the Hopper int8 kernel ran " << sm90_ran << " of the 8 cases (n0 >= 256: not its)" << std::endl;
 }
 
 TEST_F(GpuB2b, Int8BatchedAndGrouped) {
@@ -406,7 +412,8 @@ TEST_F(GpuB2b, ConvPairsExactOnEveryPath) {
                             ConvCase{Conv{3, 17, 5, 128, 5}, 128, 256, 0.125f, 0.0625f, 0.5f},
                             ConvCase{Conv{2, 30, 30, 64, 1}, 256, 64, 0.25f, 0.125f, 0},
                             ConvCase{Conv{2, 12, 11, 96, 7}, 128, 128, 0.0625f, 0.125f, 1},
-                            ConvCase{Conv{1, 56, 56, 64, 3}, 64, 256, 0.25f, 0.125f, 0}}) {
+                            ConvCase{Conv{1, 56, 56, 64, 3}, 64, 256, 0.25f, 0.125f, 0},
+                            ConvCase{Conv{1, 9, 13, 64, 3}, 384, 128, 0.25f, 0.0625f, 0}}) {
     Problem p = conv_pair(DataType::F16, c.x, c.n0, c.n1);
     p.alpha0 = c.alpha0;
     p.alpha1 = c.alpha1;
@@ -425,7 +432,8 @@ TEST_F(GpuB2b, Int8ConvPairsExactOnEveryPath) {
   for (const ConvCase& c : {ConvCase{Conv{2, 7, 9, 64, 3}, 64, 128, 1.0f / 1024, 1.0f / 512, 0},
                             ConvCase{Conv{1, 1, 1, 64, 7}, 128, 64, 1.0f / 128, 1.0f / 256, 1},
                             ConvCase{Conv{3, 17, 5, 128, 5}, 256, 256, 1.0f / 2048, 1.0f / 700, 0.25f},
-                            ConvCase{Conv{2, 30, 30, 64, 1}, 64, 64, 1.0f / 128, 1.0f / 300, 0}}) {
+                            ConvCase{Conv{2, 30, 30, 64, 1}, 64, 64, 1.0f / 128, 1.0f / 300, 0},
+                            ConvCase{Conv{2, 7, 9, 64, 3}, 512, 256, 1.0f / 1024, 1.0f / 4096, 0}}) {
     Problem p = conv_pair(DataType::S8, c.x, c.n0, c.n1);
     p.alpha0 = c.alpha0;
     p.alpha1 = c.alpha1;

@@ -304,7 +304,7 @@ std::string option_help(const std::string& flag) {
   else if (flag == "--iters") u << "  --iters I             timed repetitions (default: the command's own)\n";
   else if (flag == "--int8-tops")
     u << "  --int8-tops T --bandwidth GBPS [--fp64-tflops F]   a device of your own beside the datasheet ones\n";
-  else if (flag == "--n0") u << "  --n0 N0 --n1 N1       widths of D0 and D1 (64, 128 or 256)\n";
+  else if (flag == "--n0") u << "  --n0 N0 --n1 N1       widths of D0 and D1 (64, 128 or 256; n0 also a multiple of 128 above 256)\n";
   else if (flag == "--residency") u << "  --residency R         register|shared|both: where the fused kernel keeps D0 (default both)\n";
   else if (flag == "--type") u << "  --type T              fp16|int8 (int8: D0 requantised with saturation by alpha0 = --alpha)\n";
   else if (flag == "--conv")
