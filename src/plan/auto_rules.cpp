@@ -51,14 +51,18 @@ constexpr double kOzaki2DecisionProducts = 3.4;
 //   8192^2 x 4096       1.10 / 1.09 / 0.86x      4096^3             0.87 / 0.87 / 0.78x
 // (the slower figures: no count up to 16 meets the bound, native DGEMM after the decision). With the
 // decision's sample (DecisionPolicy, commit 46c8d8e, call6-sample-46c8d8e) phi 0.5 / 1 became
-// 8192^3 1.27 / 1.02x, 12288^3 1.34 / 0.95x, 16384^2 x 8192 1.33 / 0.97x. The rule takes the shapes
-// that win on benign data and lose at most 5% where the bound fails: at k = 16384 the bound already
-// fails for phi 0.5, at k = 4096 the decision is too large a part.
+// 8192^3 1.27 / 1.02x, 12288^3 1.34 / 0.95x, 16384^2 x 8192 1.33 / 0.97x; with it, past the first
+// row (call7-rule-shapes-e74cd04), phi 0.5 / 1 / -1: 16384^3 0.99 / 0.98 / 1.47x, 16384^2 x 4096
+// 1.18 / 0.97 / 1.19x, but 8192^2 x 16384 0.94 / 0.95 / 1.30x, 8192^2 x 24576 0.97 / 0.96 / 1.28x and
+// 8192^2 x 4096 1.12 / 0.91 / 1.04x. The rule takes the shapes that lose at most 5% where the bound
+// fails (at k >= 16384 it fails for phi 0.5 too: 16 moduli are not enough there): on 8192-wide
+// outputs the decision is too large a share past k = 12288 or below 8192, on 16384-wide ones not.
 struct HopperOzaki2Rule {
   int64_t min_mn, min_k, max_k;  // min(m, n) at least, k in [min_k, max_k]
 };
 constexpr HopperOzaki2Rule kHopperOzaki2Rules[] = {
     {8192, 8192, 12288},
+    {16384, 4096, 16384},
 };
 
 // Effective product rates (TFLOPS x products) of the best measured Hopper variants, for ranking:
