@@ -69,7 +69,7 @@ typedef enum {
  *     before the final alpha/beta roundings; the scheme (ozgemmSetScheme) that meets it and is
  *     expected fastest runs. Where no count meets it, where the emulation would be slower than
  *     native DGEMM on this device, or where the data cannot be read back (CUDA graph capture),
- *     native DGEMM runs. Deciding reads A and B and synchronises the handle's stream (twice per call).
+ *     native DGEMM runs. Deciding reads A and B and synchronises the handle's stream (two to four times a call).
  *   FIXED: the handle's slice count (ozgemmSetSlices) or, with scheme OZAKI2, moduli count
  *     (ozgemmSetModuli), no decision, no guarantee beyond the measured tables.
  *     ozgemmSetSlices(h, s) with s > 0 selects FIXED; s = 0 returns to FP64. */

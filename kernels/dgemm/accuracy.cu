@@ -140,7 +140,7 @@ __global__ void oz2_extra_shifts_kernel(const int64_t* __restrict__ S_a, int64_t
 // block evaluates only its live counts, kOz2BoundSlots at a time (slot s holds the s-th count's row
 // side in registers; more live counts take further passes over the block's entries, from L1/L2).
 constexpr int kOz2BoundRows = 128, kOz2BoundCols = 64, kOz2BoundBatch = 4, kOz2BoundSlots = 3;
-static_assert(nm::kModuliWindow <= 32, "oz2_dead holds a bit per count");
+static_assert(nm::kModuliWindow < 32, "oz2_dead holds a bit per count (and 1u << W stays defined)");
 
 struct Oz2BoundShared {
   double2 col_xy[kOz2BoundCols][nm::kModuliWindow];  // x, recon_abs_u y

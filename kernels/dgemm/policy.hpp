@@ -119,7 +119,8 @@ struct UnfusedPolicy {
 // candidate and at least kOz2SampleMinRows rows, the magnitude product and the bound run first over
 // the first kOz2SampleRows rows; when every moduli count already has an entry past the target there
 // (a witness: the full maxima can only be larger), the full product is skipped and native DGEMM
-// runs. Costs a sixteenth of the product where the bound holds; saves the rest where it fails.
+// runs. Costs kOz2SampleRows / m of the product where the bound holds (a sixteenth at m = 8192, a
+// quarter at the smallest m); saves the rest where it fails.
 struct DecisionPolicy {
   static constexpr int64_t kOz2SampleRows = 512;  // a multiple of UnfusedPolicy::kRowAlign
   static constexpr int64_t kOz2SampleMinRows = 4 * kOz2SampleRows;
