@@ -4,8 +4,7 @@
 # --variant auto` beside native DGEMM for SHAPES (n or MxNxK) x PHIS. Output under $OUT/fp64_auto.
 source "$(dirname "$0")/device_env.sh" fp64_auto
 P="$OUT/fp64_auto"
-"$NEW/test_gpu_fp64" --gtest_brief=1 > "$P/test_gpu_fp64.log" 2>&1
-echo "test_gpu_fp64 exit $?: $(grep -E 'tests? from .* ran|PASSED|FAILED|SKIPPED' "$P/test_gpu_fp64.log" | tr '\n' ' ')"
+gpu_suite "$P" test_gpu_fp64
 grep "defaults:" "$P/test_gpu_fp64.log"
 for shape in ${SHAPES:-8192 12288 4096}; do for phi in ${PHIS:-0.5 1}; do
   IFS=x read -r sm sn sk <<< "$shape"; sn=${sn:-$sm}; sk=${sk:-$sm}

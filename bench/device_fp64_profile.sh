@@ -14,14 +14,9 @@ source "$(dirname "$0")/device_env.sh" fp64_profile
 P="$OUT/fp64_profile"
 n=${SIZE:-8192}
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  for t in ${TESTS:-test_gpu_fp64 test_gpu_ozaki2}; do
-    "$NEW/$t" --gtest_brief=1 > "$P/$t.log" 2>&1
-    echo "$t exit $?: $(grep -E 'tests? from .* ran|PASSED|FAILED' "$P/$t.log" | tr '\n' ' ')"
-  done
+  for t in ${TESTS:-test_gpu_fp64 test_gpu_ozaki2}; do gpu_suite "$P" $t; done
   for tool in memcheck racecheck; do
-    timeout ${SANITIZE_TIMEOUT:-200} compute-sanitizer --tool $tool "$NEW/test_gpu_fp64" --gtest_brief=1 \
-      --gtest_filter="${SANITIZE_FILTER:-*Schemes*ManyBlocks*/Ozaki2:*Schemes*PlanCall*}" > "$P/sanitizer_$tool.log" 2>&1
-    echo "compute-sanitizer $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? from .* ran|PASSED|FAILED' "$P/sanitizer_$tool.log" | tr '\n' ' ')"
+    sanitize "$P" $tool test_gpu_fp64 "${SANITIZE_FILTER:-*Schemes*ManyBlocks*/Ozaki2:*Schemes*PlanCall*}" ${SANITIZE_TIMEOUT:-200}
   done
 fi
 kernel_list() {  # $1 label, $2 binary folder, then the bench arguments

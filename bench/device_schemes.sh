@@ -24,13 +24,10 @@ PY
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   for t in ${TESTS:-test_gpu_fp64 test_gpu_ozaki2 test_gpu_emulated}; do
     f=""; [ $t = test_gpu_emulated ] && f="--gtest_filter=${EMU_FILTER:-*ShapesBitwise*:*SpecialValues*:*KSplit*/Unfused}"
-    "$NEW/$t" --gtest_brief=1 $f > "$OUT/$t.log" 2>&1
-    echo "$t exit $?: $(grep -E 'tests? from .* ran|PASSED|FAILED' "$OUT/$t.log" | tr '\n' ' ')"
+    gpu_suite "$OUT" $t $f
   done
   for tool in memcheck racecheck; do
-    timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool $tool "$NEW/test_gpu_fp64" --gtest_brief=1 \
-      --gtest_filter="${SANITIZE_FILTER:-*Schemes*PlanCall*:*FusedVariantsRefuse*}" > "$OUT/sanitizer_$tool.log" 2>&1
-    echo "compute-sanitizer $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? from .* ran|PASSED|FAILED' "$OUT/sanitizer_$tool.log" | tr '\n' ' ')"
+    sanitize "$OUT" $tool test_gpu_fp64 "${SANITIZE_FILTER:-*Schemes*PlanCall*:*FusedVariantsRefuse*}" ${SANITIZE_TIMEOUT:-150}
   done
 fi
 for n in ${SIZES:-4096 8192 16384}; do for phi in ${PHIS:-0.5}; do

@@ -20,6 +20,8 @@
 // holds D0's logical column 32t + perm(8b + 2q + e), perm = 16(b/2) + 4q + 2(b%2) + e, and the
 // four accumulator blocks 4j..4j+3 pack into the A fragment of k-block j with no shuffles
 // (the "column permutation" of B0; B1 is untouched since D0's logical order is restored).
+// n0 past 256 (kChunkedN0): the same steps per column chunk of N0 = kB2bN0Chunk of D0, each chunk's
+// D0 feeding GEMM 1 as its k-range while D1's accumulators stay live (policy.hpp, b2b_chunked_n0).
 // Convolution pairs: A0's chunks are gathered from X by the implicit im2col of b2b_device.cuh
 // (a chunk lies within one filter tap; taps outside the image are zero-filled by cp.async), and
 // with d0_out the kernel is conv 0 alone (the unfused pair's first half).
