@@ -24,3 +24,17 @@ sanitize() {
     > "$dir/sanitizer_$tool.log" 2>&1
   echo "compute-sanitizer $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|tests? from .* ran|PASSED|FAILED' "$dir/sanitizer_$tool.log" | tr '\n' ' ')"
 }
+# bench_summary JSON LABEL: one line from an `ozgemm bench --json` result: ozgemm against native DGEMM
+# of the same run (time, TFLOPS, componentwise error, speed-up), the phases and FP64 mode's decision;
+# the .err file's tail where the JSON is missing.
+bench_summary() {
+  local f=$1 label=$2
+  python3 - "$f" "$label" <<'PY' || tail -3 "${f%.json}.err"
+import json, sys
+r = json.load(open(sys.argv[1])); o = r['ozgemm']; nt = r['native_dgemm']
+ph = {k[:-3]: round(v, 2) for k, v in o.items() if k.endswith('_ms') and k != 'ms'}
+print(f"{sys.argv[2]} {r['m']}x{r['n']}x{r['k']} {r.get('scheme')} N={r.get('moduli')}: {o['ms']:.2f} ms {o['tflops']:.1f} TF "
+      f"err {o['componentwise']:.1e} | native {nt['ms']:.2f} ms {nt['tflops']:.1f} TF err {nt['componentwise']:.1e} | "
+      f"x{nt['ms']/o['ms']:.3f} | {ph} | {r.get('decision')}")
+PY
+}

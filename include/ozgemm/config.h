@@ -13,10 +13,11 @@
 #define OZGEMM_DEFAULT_SLICES 8
 #define OZGEMM_MAX_SLICES 20
 
-/* Moduli counts of the Ozaki-II scheme: OZGEMM_MIN_MODULI .. OZGEMM_MAX_MODULI (int64 scaled
- * operands); ozgemmSetModuli(h, 0) selects OZGEMM_DEFAULT_MODULI. */
+/* Moduli counts of the Ozaki-II scheme: OZGEMM_MIN_MODULI .. OZGEMM_MAX_MODULI (the 20 moduli of
+ * numerics/ozaki2.hpp's table; past 16 the scaled operands pass int64 and are cut from the
+ * significand); ozgemmSetModuli(h, 0) selects OZGEMM_DEFAULT_MODULI. */
 #define OZGEMM_MIN_MODULI 2
-#define OZGEMM_MAX_MODULI 16
+#define OZGEMM_MAX_MODULI 20
 #define OZGEMM_DEFAULT_MODULI 14
 
 #endif /* OZGEMM_CONFIG_H */

@@ -65,7 +65,7 @@ DEFAULT_SLICES: int = getattr(_ozgemm, "DEFAULT_SLICES", 8)
 MAX_SLICES: int = getattr(_ozgemm, "MAX_SLICES", 20)
 DEFAULT_MODULI: int = getattr(_ozgemm, "DEFAULT_MODULI", 14)
 MIN_MODULI: int = getattr(_ozgemm, "MIN_MODULI", 2)
-MAX_MODULI: int = getattr(_ozgemm, "MAX_MODULI", 16)
+MAX_MODULI: int = getattr(_ozgemm, "MAX_MODULI", 20)
 
 
 _last_device = threading.local()  # the device of this thread's last matmul (last_call_info)

@@ -110,7 +110,7 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
   DecisionPlan dp;
   const std::string refused = plan_decision(s, h->dev, &dp);
   if (!refused.empty()) return go_native(plan, s, info, refused);
-  // Workspace for the decision and, likely, the emulation after it (8 slices, 16 moduli: no regrowth
+  // Workspace for the decision and, likely, the emulation after it (8 slices, kMaxModuli moduli: no regrowth
   // later for the common counts).
   size_t bytes = dp.workspace_bytes;
   Plan guess;
@@ -160,7 +160,7 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
       why2 = "Ozaki-II at " + std::to_string(moduli) + " moduli slower than native here";
     } else {
       const std::string why = ozaki2_unavailable(h, s, moduli, plan2);
-      if (!why.empty()) return OZGEMM_STATUS_INVALID_VALUE;  // the candidate check planned 16 moduli
+      if (!why.empty()) return OZGEMM_STATUS_INVALID_VALUE;  // the candidate check planned kMaxModuli moduli
     }
   }
   int slices = 0;

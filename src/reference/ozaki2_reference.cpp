@@ -20,6 +20,7 @@ namespace {
 template <class Get>
 Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
   const nm::Ozaki2Constants& c = nm::ozaki2_constants(moduli);
+  const bool wide = nm::oz2_wide(moduli);
   Ozaki2Operand o;
   o.rows = rows;
   o.k = k;
@@ -40,11 +41,13 @@ Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
       o.shift[r] = s;
       o.nonfinite[r] = row.nonfinite;
       for (int64_t l = 0; l < k; ++l) {
-        const double v = get(r, l);
-        const int64_t a = nm::is_finite(v) ? nm::trunc_scaled(v, s) : 0;
+        const double v = nm::is_finite(get(r, l)) ? get(r, l) : 0.0;
+        // A' = trunc(v 2^s): an int64 up to 16 moduli, past int64 at the wide counts (residues from
+        // the significand there).
+        const int64_t a = wide ? 0 : nm::trunc_scaled(v, s);
         for (int i = 0; i < moduli; ++i)
           o.residues[(size_t(i) * size_t(rows) + size_t(r)) * size_t(k) + size_t(l)] =
-              static_cast<int8_t>(nm::sym_mod(a, c.p[i]));
+              static_cast<int8_t>(wide ? nm::oz2_scaled_residue(v, s, c.p[i]) : nm::sym_mod(a, c.p[i]));
       }
     }
   });

@@ -416,7 +416,7 @@ TEST(Ozaki2Accuracy, ChosenCountMeetsTheTargetAndIsTheSmallest) {
   for (const Family& f : families(m, n, k, rng)) {
     const ref::Ozaki2Decision d = ref::decide_moduli(Op::N, Op::N, m, n, k, f.A.data(), m, f.B.data(), k);
     ASSERT_EQ(d.ratio_max.size(), size_t(nm::kModuliWindow));
-    std::printf("%-16s moduli %2d  max R2 at 16: %.3g\n", f.name, d.moduli, d.ratio_max.back());
+    std::printf("%-16s moduli %2d  max R2 at %d: %.3g\n", f.name, d.moduli, nm::kMaxModuli, d.ratio_max.back());
     const std::string name = f.name;
     if (name == "phi=-1" || name == "phi=0" || name == "phi=0.5" || name == "phi=1" || name == "integers") {
       EXPECT_GT(d.moduli, 0) << f.name << ": the issue's phi range and integers get a guarantee";
@@ -450,6 +450,32 @@ TEST(Ozaki2Accuracy, PlainNormalInputsTakeFifteenOrSixteenModuli) {
   EXPECT_GE(d.moduli, 15);
   EXPECT_LE(d.moduli, 16);
   EXPECT_LE(d.bound, d.target);
+}
+
+// Where 16 moduli are not enough for the bound (a long k, a wide range: docs/numerics.md), the wide
+// counts (A' past int64) give the guarantee, and the result meets it.
+TEST(Ozaki2Accuracy, LongKAndWideRangesTakeTheWideCounts) {
+  std::mt19937_64 rng(48);
+  const struct {
+    double phi;
+    int64_t k;
+  } cases[] = {{1.0, 8192}, {1.0, 16384}, {1.5, 4096}};
+  for (const auto& cs : cases) {
+    const int64_t m = 8, n = 6, k = cs.k;
+    const Family f{"phi", phi_matrix(m, k, cs.phi, rng), phi_matrix(k, n, cs.phi, rng)};
+    const ref::Ozaki2Decision d = ref::decide_moduli(Op::N, Op::N, m, n, k, f.A.data(), m, f.B.data(), k);
+    std::printf("phi %.1f, k = %lld: moduli %d, bound %.3f (max R2 at 16: %.3g, 17: %.3g)\n", cs.phi,
+                static_cast<long long>(k), d.moduli, d.bound, d.ratio_max[size_t(16 - nm::kMinModuli)],
+                d.ratio_max[size_t(17 - nm::kMinModuli)]);
+    EXPECT_GT(d.moduli, 16) << "phi " << cs.phi << " k " << k;
+    ASSERT_GT(d.moduli, 0) << "phi " << cs.phi << " k " << k;
+    EXPECT_LE(d.bound, d.target);
+    std::vector<double> C(size_t(m * n), oztest::marker_nan());
+    ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, C.data(), m, d.moduli);
+    const ref::AccurateResult acc =
+        ref::accurate_gemm(Op::N, Op::N, m, n, k, 1.0, f.A.data(), m, f.B.data(), k, 0.0, nullptr, 1);
+    EXPECT_LE(ref::compare(C.data(), m, acc).componentwise, d.target * kU) << "phi " << cs.phi << " k " << k;
+  }
 }
 
 TEST(Ozaki2Accuracy, IntegerInputsTakeFewModuliAndAreExact) {

@@ -95,10 +95,12 @@ void check_biased_exhaustive() {
       constexpr int32_t kT = ((1 << nm::kOz2PieceBits) - 1) * (1 + 127 * 4);
       static_assert(kT < (1 << 23), "t below 2^23");
       // The premise of kT: the piece weights are residues of 2^(14 j) of magnitude at most (P - 1) / 2 <= 127.
-      for (int j = 1; j < 5; ++j) {
+      for (int j = 1; j < nm::kOz2MaxPieces; ++j) {
         const int c = nm::oz2_piece_weight(P, j);
         ASSERT_LE(std::abs(c), (P - 1) / 2) << "weight " << j << " mod " << P;
-        ASSERT_EQ(((int64_t(1) << (nm::kOz2PieceBits * j)) - c) % P, 0) << "weight " << j << " mod " << P;
+        __int128 two = 1;
+        for (int b = 0; b < nm::kOz2PieceBits * j; ++b) two *= 2;
+        ASSERT_EQ(static_cast<int64_t>((two - c) % P), 0) << "weight " << j << " mod " << P;
       }
       for (int32_t t = -kT; t <= kT; ++t) {
         int32_t r = t % P;  // truncating: (-P, P), then into [-(P-1)/2, (P-1)/2]
@@ -120,10 +122,11 @@ void check_one_count(int64_t v) {
   }
 }
 
-// Each moduli count's piece count W = oz2_pieces(n) on values up to its bound 2^(4n - 1).
+// Each int64 count's piece count W = oz2_pieces(n) on values up to its bound 2^(4n - 1) (the wide
+// counts: WideCountsResiduesFromTheSignificandAreExact).
 template <int N>
 void check_piece_counts(std::mt19937_64& rng) {
-  if constexpr (N <= nm::kMaxModuli) {
+  if constexpr (!nm::oz2_wide(N)) {
     constexpr int W = nm::oz2_pieces(N);
     // The bound: |A'| <= sqrt(Q) < sqrt(P) / 2, and P = prod p_i <= 2^(8N).
     double log2_P = 0;
@@ -191,6 +194,78 @@ TEST(Ozaki2Numerics, PieceCountPerModuliCountCoversTheScaledValues) {
   check_piece_counts<nm::kMinModuli>(rng);
 }
 
+namespace {
+using u128 = unsigned __int128;
+// One value a = trunc(x 2^e), |a| = mag exactly, at a wide count N: the kernels' pieces (each piece
+// the 14-bit window of mag with a's sign, the low byte a mod 2^8), their FP32 residues and the host
+// reference's oz2_scaled_residue, against 128-bit integer arithmetic, for every modulus of N.
+template <int I, int N>
+void check_wide_residues(double x, int e, u128 mag, bool neg, const nm::Oz2Pieces<nm::oz2_pieces(N)>& pc) {
+  if constexpr (I < N) {
+    constexpr int P = nm::kModuliTable[I];
+    const int64_t r = static_cast<int64_t>(mag % u128(P));
+    const int32_t exact = nm::sym_mod(neg ? -r : r, P);
+    int32_t via_pieces = 0;
+    if constexpr (P == 256) {
+      via_pieces = static_cast<int8_t>(static_cast<uint8_t>(pc.low_byte));
+    } else {
+      via_pieces = nm::oz2_unbias(nm::oz2_residue_biased<P>(pc.f));
+    }
+    ASSERT_EQ(via_pieces, exact) << x << " 2^" << e << " mod " << P << " at " << N;
+    ASSERT_EQ(nm::oz2_scaled_residue(x, e, P), exact) << x << " 2^" << e << " mod " << P;
+    check_wide_residues<I + 1, N>(x, e, mag, neg, pc);
+  }
+}
+template <int N>
+void check_wide_counts(std::mt19937_64& rng) {
+  if constexpr (N <= nm::kMaxModuli) {
+    if constexpr (nm::oz2_wide(N)) {
+      constexpr int W = nm::oz2_pieces(N), kBits = nm::oz2_operand_bits(N);
+      std::uniform_real_distribution<double> u(1.0, 2.0);
+      for (int t = 0; t < 20000; ++t) {
+        // |x| 2^e with its top bit at b in [-3, kBits): every magnitude of A' up to the count's bound;
+        // x normal or subnormal, either sign.
+        double x = t % 7 == 0 ? std::ldexp(u(rng), -1030 - int(rng() % 40)) : std::ldexp(u(rng), int(rng() % 200) - 100);
+        if (rng() & 1) x = -x;
+        const int b = int(rng() % uint64_t(kBits + 3)) - 3;
+        const int e = b - std::ilogb(x);
+        const nm::ScaledSignificand sg = nm::scaled_significand(x, e);
+        const u128 mag = sg.p >= 0 ? u128(sg.mant) << sg.p : (sg.p > -64 ? u128(sg.mant >> -sg.p) : u128(0));
+        ASSERT_LT(mag, u128(1) << kBits);
+        const bool neg = x < 0;
+        const nm::Oz2Pieces<W> pc = nm::oz2_pieces_for_count<N>(x, e);
+        for (int j = 0; j < W; ++j) {
+          const double piece = double(uint32_t(mag >> (nm::kOz2PieceBits * j)) & ((1u << nm::kOz2PieceBits) - 1));
+          ASSERT_EQ(double(pc.f[j]), neg ? -piece : piece) << x << " 2^" << e << " piece " << j;
+        }
+        ASSERT_EQ(pc.low_byte, uint32_t(neg ? u128(0) - mag : mag) & 0xffu) << x << " 2^" << e;
+        check_wide_residues<0, N>(x, e, mag, neg, pc);
+      }
+    }
+    check_wide_counts<N + 1>(rng);
+  }
+}
+}  // namespace
+
+// Past 16 moduli A' and B' pass int64 (|A'| < 2^(4N - 1)): they are never formed as integers.
+TEST(Ozaki2Numerics, WideCountsResiduesFromTheSignificandAreExact) {
+  static_assert(nm::oz2_wide(17) && !nm::oz2_wide(16), "int64 up to 16 moduli");
+  std::mt19937_64 rng(59);
+  check_wide_counts<nm::kMinModuli>(rng);
+  // The premises: |A'| <= sqrt(Q) < sqrt(P) / 2 below 2^oz2_operand_bits(n); every reachable t of the FP32
+  // step inside the exhaustively checked range.
+  for (int n = nm::kMinModuli; n <= nm::kMaxModuli; ++n) {
+    double log2_P = 0;
+    for (int i = 0; i < n; ++i) log2_P += std::log2(double(nm::kModuliTable[i]));
+    EXPECT_LE(log2_P / 2 - 1, double(nm::oz2_operand_bits(n))) << n;
+    for (int i = 0; i < n; ++i) {
+      if (nm::kModuliTable[i] % 2 == 0) continue;
+      ASSERT_LE(nm::oz2_piece_sum_bound(nm::kModuliTable[i], n), ((1 << nm::kOz2PieceBits) - 1) * (1 + 127 * 4))
+          << n << " moduli, p = " << nm::kModuliTable[i];
+    }
+  }
+}
+
 TEST(Ozaki2Numerics, NormTermIsTheSquaredCeiling) {
   std::mt19937_64 rng(53);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -223,8 +298,11 @@ TEST(Ozaki2Numerics, PiecesOfScaledValuesEqualPiecesOfTruncatedOnes) {
     for (int e : {62 - ex, 40 - ex, 13 - ex, 1 - ex, -ex, -5 - ex}) {
       if (e > 1100 || e < -1100) continue;
       const nm::Oz2Pieces<5> a = nm::oz2_pieces_of_scaled<5>(x, e), b = nm::oz2_pieces_of<5>(nm::trunc_scaled(x, e));
+      const nm::Oz2Pieces<5> w = nm::oz2_pieces_of_scaled_wide<5>(x, e);  // the wide counts' form, same domain
       for (int j = 0; j < 5; ++j) ASSERT_EQ(a.f[j], b.f[j]) << x << " 2^" << e;
+      for (int j = 0; j < 5; ++j) ASSERT_EQ(nm::bits_of(w.f[j]), nm::bits_of(b.f[j])) << x << " 2^" << e;
       ASSERT_EQ(a.low_byte, b.low_byte) << x << " 2^" << e;
+      ASSERT_EQ(w.low_byte, b.low_byte) << x << " 2^" << e;
     }
   }
 }
@@ -233,21 +311,24 @@ TEST(Ozaki2Numerics, ReconstructionRecoversKnownIntegers) {
   std::mt19937_64 rng(41);
   for (int n = nm::kMinModuli; n <= nm::kMaxModuli; ++n) {
     const nm::Ozaki2Constants& c = nm::ozaki2_constants(n);
-    // Q = floor((P - 1) / 4) >= limit at d = 0; test integers up to min(Q, 2^125).
+    // Q = floor((P - 1) / 4) >= limit at d = 0; integers X = Y 2^sh up to Q (|Y| < 2^120, sh > 0 only
+    // past 2^120: the wide counts' products reach 2^157).
     const long double logQ = std::log2(static_cast<long double>(c.P_hi)) - 2;
-    const int bits = static_cast<int>(std::min<long double>(logQ - 0.01L, 125));
+    const int bits = static_cast<int>(logQ - 0.01L);
     for (int t = 0; t < 3000; ++t) {
       const int b = 1 + int(rng() % uint64_t(bits));
-      __int128 X = 0;
-      for (int w = 0; w < b; w += 60) X = (X << std::min(60, b - w)) | (rng() & ((uint64_t(1) << std::min(60, b - w)) - 1));
-      if (rng() & 1) X = -X;
+      const int yb = std::min(b, 120), sh = b - yb;
+      __int128 Y = 0;
+      for (int w = 0; w < yb; w += 60) Y = (Y << std::min(60, yb - w)) | (rng() & ((uint64_t(1) << std::min(60, yb - w)) - 1));
+      if (rng() & 1) Y = -Y;
       std::vector<int32_t> u(static_cast<size_t>(n), 0);
       for (int i = 0; i < n; ++i) {
-        __int128 r = X % c.p[i];
+        __int128 r = Y % c.p[i];
+        for (int j = 0; j < sh; ++j) r = 2 * r % c.p[i];
         u[size_t(i)] = nm::sym_mod(static_cast<int64_t>(r), c.p[i]);
       }
       const double y = nm::oz2_reconstruct(c, [&](int i) { return u[size_t(i)]; });
-      const long double exact = static_cast<long double>(X);
+      const long double exact = std::ldexp(static_cast<long double>(Y), sh);
       const long double tol = nm::oz2_reconstruction_error(c, static_cast<double>(std::fabs(exact)));
       ASSERT_LE(std::fabs(static_cast<long double>(y) - exact), tol) << "n=" << n << " bits=" << b;
     }
@@ -267,7 +348,7 @@ TEST(Ozaki2Reference, ScalingKeepsProductsBelowQ) {
   std::mt19937_64 rng(42);
   const int64_t m = 12, n = 9, k = 400;
   for (double phi : {-1.0, 0.5, 4.0})
-    for (int moduli : {2, 6, 10, 16}) {
+    for (int moduli : {2, 6, 10, 16, 17, 20}) {
       auto A = ref::random_matrix(m, k, phi, rng), B = ref::random_matrix(k, n, phi, rng);
       for (auto& v : A) v = std::ldexp(v, -20);  // scale-independence (GEMMul8's fast rule fails here)
       const auto a = ref::ozaki2_rows_of_op_a(Op::N, m, k, A.data(), m, moduli);
@@ -290,7 +371,7 @@ TEST(Ozaki2Reference, IntegerInputsExact) {
   std::vector<double> A(size_t(m * k)), B(size_t(k * n));
   ref::fill_integers(A.data(), m, k, m, 1000, rng);
   ref::fill_integers(B.data(), k, n, k, 1000, rng);
-  for (int moduli : {8, 12, 16}) {
+  for (int moduli : {8, 12, 16, 17, 20}) {  // 17, 20: A' past int64 (integers scaled up by 2^d)
     const auto C = run(m, n, k, A, B, moduli);
     for (int64_t c = 0; c < n; ++c)
       for (int64_t r = 0; r < m; ++r) {
@@ -309,7 +390,7 @@ TEST(Ozaki2Reference, ErrorsWithinTheTruncationBoundAndFallingWithModuli) {
     const auto A = ref::random_matrix(m, k, phi, rng), B = ref::random_matrix(k, n, phi, rng);
     const auto acc = ref::accurate_gemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, nullptr, 1);
     double prev = std::numeric_limits<double>::infinity();
-    for (int moduli : {6, 8, 10, 12, 14, 16}) {
+    for (int moduli : {6, 8, 10, 12, 14, 16, 18, 20}) {
       const auto C = run(m, n, k, A, B, moduli);
       const auto bound = ref::ozaki2_truncation_bound(Op::N, Op::N, m, n, k, A.data(), m, B.data(), k, moduli);
       for (int64_t i = 0; i < m * n; ++i) {
@@ -350,6 +431,6 @@ TEST(Ozaki2Reference, SpecialValuesAndBlasSemantics) {
   std::vector<double> nanA(size_t(m * k), std::nan(""));
   ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 0.0, nanA.data(), m, B.data(), k, 0.5, Cb.data(), m, 8);
   for (double v : Cb) EXPECT_EQ(v, 1.0);
-  EXPECT_THROW(ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, Cb.data(), m, 17),
+  EXPECT_THROW(ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, Cb.data(), m, nm::kMaxModuli + 1),
                std::invalid_argument);
 }

@@ -107,9 +107,24 @@ TEST_P(GpuOzaki2, ShapesBitwiseEqualHost) {
   }
 }
 
+// The wide counts (A' past int64, residues cut from the significand) over partial and whole tiles.
+TEST_P(GpuOzaki2, WideCountsShapesBitwiseEqualHost) {
+  const int shapes[][3] = {{1, 1, 1}, {997, 101, 1013}, {257, 513, 2049}};
+  for (int moduli : {17, 19, 20})
+    for (auto& s : shapes) {
+      Case c;
+      c.m = s[0];
+      c.n = s[1];
+      c.k = s[2];
+      c.moduli = moduli;
+      c.phi = 1.0;
+      EXPECT_EQ(check(c), 0) << c.describe();
+    }
+}
+
 TEST_P(GpuOzaki2, ModuliTransposesAlphaBetaAndPhi) {
   std::uniform_int_distribution<int> coin(0, 1);
-  for (int moduli : {2, 5, 8, 11, 14, 16})
+  for (int moduli : {2, 5, 8, 11, 14, 16, 17, 18, 20})  // 17..20: A' past int64 (the wide residues)
     for (double phi : {-1.0, 0.5, 4.0}) {
       Case c;
       c.m = 131;

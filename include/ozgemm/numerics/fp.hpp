@@ -133,29 +133,31 @@ constexpr int kPow2NormalMin = -1022, kPow2NormalMax = 1023;
 OZGEMM_HD bool pow2_is_normal(int e) { return e >= kPow2NormalMin && e <= kPow2NormalMax; }
 OZGEMM_HD double pow2_normal(int e) { return double_of(static_cast<uint64_t>(e + 1023) << 52); }
 
+// |x| 2^e = mant 2^p exactly, mant < 2^53 the significand (0 for +-0), for a finite x.
+struct ScaledSignificand {
+  uint64_t mant;
+  int p;
+};
+OZGEMM_HD ScaledSignificand scaled_significand(double x, int e) {
+  const uint64_t u = bits_of(x);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  const uint64_t frac = u & 0x000fffffffffffffull;
+  return {biased ? (frac | (1ull << 52)) : frac, (biased ? biased - 1075 : -1074) + e};
+}
+
 // floor(|x| 2^e) and ceil(|x| 2^e) of a finite x, exactly (integer arithmetic on the significand).
 // Callers keep |x| 2^e below 2^62.
 OZGEMM_HD int64_t scaled_floor(double x, int e) {
-  const uint64_t u = bits_of(x);
-  const int biased = static_cast<int>((u >> 52) & 0x7ff);
-  const uint64_t frac = u & 0x000fffffffffffffull;
-  if (biased == 0 && frac == 0) return 0;
-  const uint64_t mant = biased ? (frac | (1ull << 52)) : frac;
-  const int p = (biased ? biased - 1075 : -1074) + e;  // |x| 2^e = mant 2^p
-  if (p >= 0) return static_cast<int64_t>(mant << p);
-  return p <= -64 ? 0 : static_cast<int64_t>(mant >> (-p));
+  const ScaledSignificand s = scaled_significand(x, e);
+  if (s.p >= 0) return static_cast<int64_t>(s.mant << s.p);
+  return s.p <= -64 ? 0 : static_cast<int64_t>(s.mant >> (-s.p));
 }
 OZGEMM_HD int64_t scaled_ceil(double x, int e) {
-  const int64_t f = scaled_floor(x, e);
-  const uint64_t u = bits_of(x);
-  const int biased = static_cast<int>((u >> 52) & 0x7ff);
-  const uint64_t frac = u & 0x000fffffffffffffull;
-  if (biased == 0 && frac == 0) return 0;
-  const uint64_t mant = biased ? (frac | (1ull << 52)) : frac;
-  const int p = (biased ? biased - 1075 : -1074) + e;
-  if (p >= 0) return f;
-  const bool rest = p <= -64 ? true : (mant & ((1ull << (-p)) - 1)) != 0;
-  return f + (rest ? 1 : 0);
+  const ScaledSignificand s = scaled_significand(x, e);
+  if (s.p >= 0) return static_cast<int64_t>(s.mant << s.p);
+  if (s.p <= -64) return s.mant != 0 ? 1 : 0;
+  const bool rest = (s.mant & ((1ull << (-s.p)) - 1)) != 0;
+  return static_cast<int64_t>(s.mant >> (-s.p)) + (rest ? 1 : 0);
 }
 
 // Fused multiply-add and round-to-nearest-even integer, each one IEEE operation on host and device

@@ -4,7 +4,8 @@
 //
 // The scheme, for N moduli p_0 .. p_{N-1} (pairwise coprime, <= 256), P = prod p_i:
 //   1. Scaling. Row r of op(A) gets the power of two 2^s_r, column c of op(B) 2^t_c, and
-//      A'_rl = trunc(a_rl 2^s_r), B'_lc = trunc(b_lc 2^t_c) are integers (int64) with
+//      A'_rl = trunc(a_rl 2^s_r), B'_lc = trunc(b_lc 2^t_c) are integers (below 2^(4N - 1): int64 up
+//      to 16 moduli, past int64 from 17 on, where they exist only as x 2^e, oz2_wide) with
 //      |A'||B'| <= Q = floor((P - 1) / 4) entrywise (one spare bit below P/2, so the CRT's rounded
 //      quotient below can never pick the wrong multiple of P). The rule (integer Cauchy-Schwarz,
 //      order-free): s0 = shift_from_max(row max) - 1, so |a| 2^s0 <= 63.5; abar_l = ceil(|a_l| 2^s0) in
@@ -39,9 +40,14 @@ namespace numerics {
 // The moduli in their fixed order: the greedy pairwise-coprime sequence from 256 downward.
 constexpr int kModuliTable[20] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227,
                                   223, 217, 211, 199, 197, 193, 191, 181, 179, 173};
-// A' and B' are int64: |A'| <= sqrt(Q) < 2^62.2 up to 16 moduli (2^66 at 17): config.h's limits.
 using ozgemm::kMaxModuli;
 using ozgemm::kMinModuli;
+// |A'| <= sqrt(Q) < sqrt(P) / 2 <= 2^(4n - 1) (every p_i <= 2^8): the bits of A' and B' at n moduli.
+OZGEMM_HD constexpr int oz2_operand_bits(int n) { return 4 * n - 1; }
+// Counts whose A', B' may pass int64 (n >= 17). They are never formed as integers: the kernels cut
+// pieces from the significand (oz2_pieces_of_scaled_wide), the host reference takes residues from it
+// (oz2_scaled_residue). Up to 16 moduli both keep their int64 forms.
+OZGEMM_HD constexpr bool oz2_wide(int n) { return oz2_operand_bits(n) > 63; }
 // Depth of one exact int32 product of residues: 128^2 k <= 2^31 - 1.
 constexpr int64_t kOz2ChunkK = 131056;  // multiple of 16, <= 131071
 constexpr int kOz2ShiftMin = -40, kOz2ShiftMax = 80;  // the range of d in the limits table
@@ -100,16 +106,19 @@ OZGEMM_HD int32_t sym_mod_i32(int32_t v) {
 // 1. Once per value a, |a| < 2^(14 W): a = sum_j f_j 2^(14 j), j < W, with |f_j| < 2^14 integers of
 //    a's sign, exact in FP32 (oz2_pieces); a's low byte is its residue modulo 256.
 // 2. Per odd modulus P: t = f_0 + sum_{j>=1} f_j c_j with c_j = sym_mod(2^(14 j), P), |c_j| <= 127, so
-//    |t| <= (2^14 - 1)(1 + 127 (W - 1)) < 2^23 for W <= 5, every step exact (integers below 2^24);
-//    t = a (mod P). Then q = rint(t fl(1/P)) is rint(t / P): the two differ by at most
+//    |t| <= sum_j max|f_j| |c_j| (oz2_piece_sum_bound: the top piece holds only A''s top bits) < 2^23
+//    for every modulus of the table and every count up to kMaxModuli (static_assert below; the
+//    generic (2^14 - 1)(1 + 127 (W - 1)) is below 2^23 only for W <= 5), every step exact (integers
+//    below 2^24); t = a (mod P). Then q = rint(t fl(1/P)) is rint(t / P): the two differ by at most
 //    |t| 2^-24 / P < 1 / (2P), and t / P lies at least 1 / (2P) from a half-integer (P odd), so the
 //    rounding cannot cross one. r = t - q P is then sym_mod(a, P), in [-(P-1)/2, (P-1)/2].
 //    rint by the magic constant 1.5 * 2^23: fma(t, 1/P, M) rounds t/P to an integer (|t/P| < 2^22).
 //    The result is r + M, exact, whose low byte is r in two's complement (oz2_residue_biased).
 constexpr int kOz2PieceBits = 14;
-// Pieces for n moduli: |A'| <= sqrt(Q) < sqrt(P) / 2 <= 2^(4n - 1), every p_i <= 2^8.
-OZGEMM_HD constexpr int oz2_pieces(int n) { return (4 * n - 1 + kOz2PieceBits - 1) / kOz2PieceBits; }
-static_assert(oz2_pieces(kMaxModuli) <= 5, "t's bound above needs W <= 5");
+// Pieces for n moduli: |A'| < 2^oz2_operand_bits(n).
+OZGEMM_HD constexpr int oz2_pieces(int n) { return (oz2_operand_bits(n) + kOz2PieceBits - 1) / kOz2PieceBits; }
+constexpr int kOz2MaxPieces = 6;  // 84 bits: every count up to 20
+static_assert(oz2_pieces(kMaxModuli) <= kOz2MaxPieces, "pieces of A' at the largest count");
 constexpr float kOz2Magic = 12582912.0f;  // 1.5 * 2^23: x + M for an integer |x| < 2^22 is exact
 
 template <int W>
@@ -120,7 +129,7 @@ struct Oz2Pieces {
 // The pieces of a = (neg ? -mag : mag); precondition mag < 2^(14 W).
 template <int W>
 OZGEMM_HD Oz2Pieces<W> oz2_pieces_from(uint64_t mag, bool neg) {
-  static_assert(W >= 1 && W <= 5, "14-bit pieces of a value below 2^63");
+  static_assert(W >= 1 && W <= 5, "14-bit pieces of a value below 2^64 (wider: oz2_pieces_of_scaled_wide)");
   const float sign = neg ? -1.0f : 1.0f;
   Oz2Pieces<W> out;
 #if defined(__CUDA_ARCH__)
@@ -144,12 +153,65 @@ template <int W>
 OZGEMM_HD Oz2Pieces<W> oz2_pieces_of_scaled(double x, int e) {
   return oz2_pieces_from<W>(static_cast<uint64_t>(scaled_floor(x, e)), (bits_of(x) >> 63) != 0);
 }
+// The same pieces for a = trunc(x 2^e) of any magnitude below 2^(14 W) (the wide counts, where a
+// may pass 2^64): piece j is bits [14 j, 14 j + 14) of mant 2^p, taken from mant by one shift.
+template <int W>
+OZGEMM_HD Oz2Pieces<W> oz2_pieces_of_scaled_wide(double x, int e) {
+  static_assert(W >= 1 && W <= kOz2MaxPieces, "14-bit pieces of a value below 2^84");
+  const ScaledSignificand s = scaled_significand(x, e);
+  const bool neg = (bits_of(x) >> 63) != 0;
+  const float sign = neg ? -1.0f : 1.0f;
+  Oz2Pieces<W> out;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int j = 0; j < W; ++j) {
+    const int sh = kOz2PieceBits * j - s.p;  // piece j = bits [sh, sh + 14) of mant
+    const uint64_t window = sh >= 64 ? 0 : sh >= 0 ? s.mant >> sh : sh > -64 ? s.mant << -sh : 0;
+    const uint32_t u = static_cast<uint32_t>(window) & ((1u << kOz2PieceBits) - 1);
+    out.f[j] = fma_rn(float_of(0x4B000000u | u), sign, sign * -8388608.0f);
+  }
+  // a's low 64 bits (mant 2^p mod 2^64), negated for negative a: the low byte is a mod 2^8.
+  const uint64_t low = s.p >= 64 ? 0 : s.p >= 0 ? s.mant << s.p : s.p > -64 ? s.mant >> -s.p : 0;
+  out.low_byte = static_cast<uint32_t>(neg ? uint64_t(0) - low : low) & 0xffu;
+  return out;
+}
+// The kernels' pieces at n moduli: the int64 form up to 16 moduli, the wide one past it.
+template <int N>
+OZGEMM_HD Oz2Pieces<oz2_pieces(N)> oz2_pieces_for_count(double x, int e) {
+  if constexpr (oz2_wide(N)) {
+    return oz2_pieces_of_scaled_wide<oz2_pieces(N)>(x, e);
+  } else {
+    return oz2_pieces_of_scaled<oz2_pieces(N)>(x, e);
+  }
+}
 
 // c_j = sym_mod(2^(14 j), P) for an odd P.
 OZGEMM_HD constexpr int oz2_piece_weight(int P, int j) {
-  const int r = static_cast<int>((uint64_t(1) << (kOz2PieceBits * j)) % uint64_t(P));
-  return r > (P - 1) / 2 ? r - P : r;
+  uint64_t r = 1;
+  for (int i = 0; i < j; ++i) r = (r << kOz2PieceBits) % uint64_t(P);  // 2^(14 i) mod P, no overflow
+  return static_cast<int>(r) > (P - 1) / 2 ? static_cast<int>(r) - P : static_cast<int>(r);
 }
+// The largest |t| = |sum_j f_j c_j| (c_0 = 1) for an odd P at n moduli: max|f_j| = 2^14 - 1 except the
+// top piece, which holds the oz2_operand_bits(n) - 14 (W - 1) top bits of A'.
+constexpr int64_t oz2_piece_sum_bound(int P, int n) {
+  int64_t t = 0;
+  for (int j = 0; j < oz2_pieces(n); ++j) {
+    const int bits = oz2_operand_bits(n) - kOz2PieceBits * j;
+    const int64_t f_max = (int64_t(1) << (bits < kOz2PieceBits ? bits : kOz2PieceBits)) - 1;
+    const int c = j == 0 ? 1 : oz2_piece_weight(P, j);
+    t += f_max * (c < 0 ? -c : c);
+  }
+  return t;
+}
+constexpr bool oz2_piece_sums_below_2_23() {
+  for (int n = kMinModuli; n <= kMaxModuli; ++n)
+    for (int i = 0; i < n; ++i)
+      if (kModuliTable[i] % 2 == 1 && oz2_piece_sum_bound(kModuliTable[i], n) >= (int64_t(1) << 23)) return false;
+  return true;
+}
+static_assert(kMaxModuli <= 20, "kModuliTable holds 20 moduli");
+static_assert(oz2_piece_sums_below_2_23(), "step 2's premise |t| < 2^23 at every count and modulus");
 
 // r + M with r = t - p rint(t inv_p), t an integer with |t| < 2^23 held in FP32, inv_p = fl(1 / p):
 // for odd p, r = sym_mod(t, p) (see above); for p = 256 (inv_p exact), r = t (mod 256) with
@@ -205,11 +267,22 @@ OZGEMM_HD int32_t oz2_unbias(float biased) {
   return static_cast<int32_t>(bits_of(biased) - bits_of(kOz2Magic));
 }
 
-// trunc(x 2^e) for finite x, exactly, when |x| 2^e < 2^63 (the scaling guarantees it).
+// trunc(x 2^e) for finite x, exactly, when |x| 2^e < 2^63 (the scaling guarantees it up to 16 moduli).
 OZGEMM_HD int64_t trunc_scaled(double x, int e) {
   const uint64_t u = bits_of(x);
   const int64_t mag = scaled_floor(x, e);
   return (u >> 63) ? -mag : mag;
+}
+// sym_mod(trunc(x 2^e), p) for finite x and any magnitude of x 2^e (the host reference's residues; the
+// wide counts' A' pass int64): with |x| 2^e = mant 2^q, q > 0, the residue of mant times that of 2^q,
+// integer arithmetic only.
+inline int32_t oz2_scaled_residue(double x, int e, int32_t p) {
+  const ScaledSignificand s = scaled_significand(x, e);
+  if (s.p <= 0) return sym_mod(trunc_scaled(x, e), p);
+  uint64_t r = s.mant % uint64_t(p);
+  for (int i = 0; i < s.p; ++i) r = 2 * r % uint64_t(p);  // r < 256: no overflow
+  const int64_t v = static_cast<int64_t>(r);
+  return sym_mod((bits_of(x) >> 63) ? -v : v, p);
 }
 
 // The scaling's d for a row with integer norm S (see the top of this file): the largest d in
