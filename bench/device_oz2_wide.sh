@@ -5,7 +5,7 @@
 #   2. FIXED mode, partially fused, at each of MODULI (default "16 17 18 20") for FIXED_SHAPES (n or
 #      MxNxK), phi 0.5, beside native DGEMM of the same run.
 #   3. FP64 mode forced to Ozaki-II past AUTO's rules (--scheme ozaki2 --variant partially-fused) and
-#      the library's defaults (--variant auto) for CASES (SHAPE:PHI).
+#      the library's defaults (--variant auto) for CASES (SHAPE:PHI); WHICH ("forced auto") picks.
 # ITERS (5) medians. Output under $OUT/oz2_wide (tar'd: oz2_wide.tgz).
 source "$(dirname "$0")/device_env.sh" oz2_wide
 P="$OUT/oz2_wide"
@@ -27,7 +27,7 @@ done
 for case in ${CASES:-8192:1 16384:0.5 16384:1}; do
   shape=${case%%:*} phi=${case##*:}
   dims "$shape"
-  for which in forced auto; do
+  for which in ${WHICH:-forced auto}; do
     f="$P/fp64_${which}_${shape}_phi$phi.json"
     if [ $which = forced ]; then v=(--scheme ozaki2 --variant partially-fused); else v=(--variant auto); fi
     "$NEW/ozgemm" bench --m $sm --n $sn --k $sk --phi $phi --accuracy fp64 "${v[@]}" --json --iters ${ITERS:-5} \

@@ -57,12 +57,22 @@ constexpr double kOzaki2DecisionProducts = 3.4;
 // 8192^2 x 4096 1.12 / 0.91 / 1.04x. The rule takes the shapes that lose at most 5% where the bound
 // fails (at k >= 16384 it fails for phi 0.5 too: 16 moduli are not enough there): on 8192-wide
 // outputs the decision is too large a share past k = 12288 or below 8192, on 16384-wide ones not.
+// Past 16 moduli (2026-11-25, bench/results/2026-11-25-h100-oz2-wide, `bash bench/device_oz2_wide.sh`):
+// FIXED mode at 16 / 17 / 18 / 20 moduli against native, 8192^3: 1.35 / 1.23 / 1.16 / 1.03x;
+// 16384^3: 1.58 / 1.48 / 1.40 / 1.23x; so with the decision (2.7 ms at 8192^3, 14-16 ms at 16384^3)
+// FP64 mode took 18 moduli at 8192^3 phi 1 (1.06x; native before), 17 at 16384^3 phi 0.5 (1.31x;
+// 0.99x before), 18 at 16384^3 phi 1 (1.25x) and 12288^3 phi 1 (1.16x), 17 at 8192^2 x 16384
+// phi 0.5 (1.18x, forced past the old k limit). max_moduli: the largest count measured (or, where
+// marked, predicted from these rates) to beat native with the decision included; a larger count
+// meeting the bound runs native.
 struct HopperOzaki2Rule {
   int64_t min_mn, min_k, max_k;  // min(m, n) at least, k in [min_k, max_k]
+  int max_moduli;
 };
 constexpr HopperOzaki2Rule kHopperOzaki2Rules[] = {
-    {8192, 8192, 12288},
-    {16384, 4096, 16384},
+    {8192, 8192, 16384, 18},
+    {16384, 8192, 16384, 20},
+    {16384, 4096, 8191, 18},
 };
 
 // Effective product rates (TFLOPS x products) of the best measured Hopper variants, for ranking:
@@ -102,7 +112,8 @@ bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
     // 17.5 ms at 8192^3 before the decision, bench/results/2026-11-23-h100-fp64-schemes).
     if (!dev.sm90_kernels || moduli > kMaxModuli) return false;
     for (const auto& r : kHopperOzaki2Rules)
-      if (std::min(shape.m, shape.n) >= r.min_mn && shape.k >= r.min_k && shape.k <= r.max_k) return true;
+      if (std::min(shape.m, shape.n) >= r.min_mn && shape.k >= r.min_k && shape.k <= r.max_k && moduli <= r.max_moduli)
+        return true;
     return false;
   }
   return roofline_emulation_wins(moduli + kOzaki2DecisionProducts, dev);

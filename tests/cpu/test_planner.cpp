@@ -454,10 +454,11 @@ TEST(Planner, AutoVariantFollowsMeasurementsAndRoofline) {
 TEST(Planner, AutoOzaki2FollowsMeasurementsAndRoofline) {
   const GemmShape sq = tight_shape(Op::N, Op::N, 8192, 8192, 8192);
   // Hopper: the shapes measured to win with the fused products (auto_rules.cpp): min(m, n) >= 8192
-  // and 8192 <= k <= 12288, or min(m, n) >= 16384 and 4096 <= k <= 16384; not 4096^3, not 8192-wide
-  // outputs at k = 4096 or 16384, not without the Hopper kernels.
+  // and 8192 <= k <= 16384 up to 18 moduli, min(m, n) >= 16384 and 8192 <= k <= 16384 up to 20, or
+  // min(m, n) >= 16384 and 4096 <= k < 8192 up to 18; not 4096^3, not 8192-wide outputs at k = 4096
+  // or past 16384, not without the Hopper kernels.
   DeviceDesc hopper;
-  for (int moduli : {2, 14, 16}) {
+  for (int moduli : {2, 14, 16, 17, 18}) {
     EXPECT_TRUE(ozgemm::auto_ozaki2(sq, moduli, hopper)) << moduli;
     EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 12288, 12288, 12288), moduli, hopper));
     EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 16384, 8192), moduli, hopper));
@@ -467,10 +468,20 @@ TEST(Planner, AutoOzaki2FollowsMeasurementsAndRoofline) {
     for (int64_t n : {4096, 32768})
       EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, n, n, n), moduli, hopper)) << n;
     EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 4096), moduli, hopper));
-    EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 16384), moduli, hopper));
+    EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 16384), moduli, hopper));
+    EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 16385), moduli, hopper));
     EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 16384, 2048), moduli, hopper));
     EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 4096, 8192), moduli, hopper));
   }
+  // The wide counts' rates: 19-20 moduli only on 16384-wide outputs with k >= 8192.
+  for (int moduli : {19, 20}) {
+    EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 16384, 16384), moduli, hopper)) << moduli;
+    EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 16384, 8192), moduli, hopper)) << moduli;
+    EXPECT_FALSE(ozgemm::auto_ozaki2(sq, moduli, hopper)) << moduli;
+    EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 12288, 12288, 12288), moduli, hopper)) << moduli;
+    EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 20000, 4096), moduli, hopper)) << moduli;
+  }
+  EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 16384, 16384), ozgemm::kMaxModuli + 1, hopper));
   DeviceDesc hopper_portable_only = hopper;
   hopper_portable_only.sm90_kernels = false;
   EXPECT_FALSE(ozgemm::auto_ozaki2(sq, 16, hopper_portable_only));
