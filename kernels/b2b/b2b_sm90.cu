@@ -21,8 +21,6 @@
 
 #if defined(OZGEMM_BUILD_SM90_FUSED)
 
-#include <algorithm>
-
 #include <cuda_fp16.h>
 
 #include <cutlass/arch/barrier.h>
@@ -56,15 +54,8 @@ __device__ __forceinline__ uint16_t elem_pair(int8_t lo, int8_t hi) {
   return static_cast<uint16_t>(uint32_t(uint8_t(lo)) | (uint32_t(uint8_t(hi)) << 8));
 }
 
-// Persistent: a CTA runs tiles w = blockIdx.x, + gridDim.x, ... of the work (grid_tiles row tiles
-// times the batch, w = z grid_tiles + x), and its A0/B0 k-tiles form one stream across those tiles
-// through the cp.async ring (one group a k-tile, stage = stream index mod kStages): while a tile
-// finishes GEMM 0's last k-tiles, converts D0, runs GEMM 1 and stores D1, the first kStages - 1
-// k-tiles of its next tile are already loading. (One CTA a tile paid the ring's fill latency at every
-// tile and left A0's stream idle during each epilogue; a second CTA an SM hid that only in part.)
 template <class T, int N0, int N1>
-__global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0))
-    b2b_sm90_kernel(B2bArgs p, int64_t grid_tiles, int64_t work) {
+__global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0)) b2b_sm90_kernel(B2bArgs p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Cfg = B2bSm90Config<T, N0, N1>;
   constexpr int kStages = Cfg::kStages, kN1Chunk = Cfg::kN1Chunk;
@@ -74,205 +65,167 @@ __global__ void __launch_bounds__(kThreads, B2bSm90Policy::min_ctas_per_sm(N0))
   Tensor sB0 = make_tensor(make_smem_ptr(ss.b0), typename Cfg::SmemB0{});  // (n0, 64, stages)
   Tensor sB1 = make_tensor(make_smem_ptr(ss.b1), typename Cfg::SmemB1{});  // (n1, n0)
 
+  const B2bTileRows tile = b2b_tile_rows(p);
+  const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;  // (lambdas below capture them)
   const int64_t k0 = p.k0;
-  const int k_tiles = static_cast<int>(k0 / kK);
+  // (a convolution's A0 is gathered from X instead: gA below is then not read)
+  const T* A0 = static_cast<const T*>(p.a0) + z * p.stride_a0 + (p.conv_c > 0 ? 0 : row0 * k0);
+  const T* B0 = static_cast<const T*>(p.b0) + z * p.stride_b0;
+  const T* B1 = static_cast<const T*>(p.b1) + z * p.stride_b1;
+  const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
+
+  Tensor gA = local_tile(make_tensor(make_gmem_ptr(A0), make_shape(Int<kM>{}, k0), make_stride(k0, Int<1>{})),
+                         make_shape(Int<kM>{}, Int<kK>{}), make_coord(0, _));  // (128, 64, k-tiles)
+  Tensor gB0 = local_tile(make_tensor(make_gmem_ptr(B0), make_shape(Int<N0>{}, k0), make_stride(k0, Int<1>{})),
+                          make_shape(Int<N0>{}, Int<kK>{}), make_coord(0, _));  // (n0, 64, k-tiles)
+  Tensor gB1 = make_tensor(make_gmem_ptr(B1), make_shape(Int<N1>{}, Int<N0>{}), make_stride(Int<N0>{}, Int<1>{}));
+
   typename Cfg::Copy g2s;
   auto thr_copy = g2s.get_slice(threadIdx.x);
+  Tensor tAg = thr_copy.partition_S(gA);  // (CPY, CPY_M, CPY_K, k-tiles)
   Tensor tAs = thr_copy.partition_D(sA);  // (CPY, CPY_M, CPY_K, stages)
   Tensor tAc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<kM>{}, Int<kK>{})));
+  Tensor tBg = thr_copy.partition_S(gB0);
   Tensor tBs = thr_copy.partition_D(sB0);
   Tensor tBc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<N0>{}, Int<kK>{})));
+  const int k_tiles = static_cast<int>(k0 / kK);
+  // Convolution: the pixels of this thread's A rows (the copy's row mode; one 16-byte vector a row
+  // and k-tile), and the vector's byte offset within the k-tile.
   const bool conv = p.conv_c > 0;
   constexpr int kARows = decltype(size<1>(tAs))::value;
   static_assert(decltype(size<2>(tAs))::value == 1, "one vector a row and k-tile");
-  const int conv_byte = get<1>(tAc(0, 0, 0)) * int(sizeof(T));
-
-  // ---- The loader: the k-tile stream of this CTA's tiles ----
-  // Its tile (ld_w, rows ld), its next k-tile ld_kt, and for a convolution the pixels of this
-  // thread's A rows (the copy's row mode; one 16-byte vector a row and k-tile).
-  struct LoadTile {
-    int64_t row0;
-    int valid, z;  // valid rows (at most kM), batch
-  };
-  int64_t ld_w = blockIdx.x;
-  int ld_kt = 0, ld_stage = 0;
-  LoadTile ld{0, 0, 0};
   ConvPixel pixels[kARows];
-  auto ld_tile = [&]() {
-    if (ld_w >= work) return;
-    const B2bTileRows t = b2b_tile_rows(p, ld_w % grid_tiles, ld_w / grid_tiles);
-    ld = LoadTile{t.row0, static_cast<int>(t.valid < kM ? t.valid : kM), static_cast<int>(t.z)};
-    if (conv) {
-      CUTE_UNROLL
-      for (int m = 0; m < kARows; ++m) {
-        const int r = get<0>(tAc(0, m, 0));
-        pixels[m] = conv_pixel(p, ld.row0 + (r < ld.valid ? r : ld.valid - 1));
-      }
+  if (conv) {
+    CUTE_UNROLL
+    for (int m = 0; m < kARows; ++m) {
+      const int r = get<0>(tAc(0, m, 0));
+      pixels[m] = conv_pixel(p, row0 + (r < valid ? r : valid - 1));
     }
-  };
-  ld_tile();
-  // The next k-tile of the stream into its stage, as one cp.async group (an empty one past the
-  // CTA's last tile, so that every consumer step waits on the same group count). Rows past the
-  // matrix are not loaded: their shared rows hold stale data, which only reaches accumulator rows
-  // that are never stored.
-  auto load_next = [&]() {
-    if (ld_w < work) {
-      const int st = ld_stage;
+  }
+  const int conv_byte = get<1>(tAc(0, 0, 0)) * int(sizeof(T));
+  // Rows past the matrix are not loaded: their shared rows hold stale data, which only reaches
+  // accumulator rows that are never stored.
+  auto load_stage = [&](int kt) {
+    if (kt < k_tiles) {
+      const int st = kt % kStages;
       if (conv) {
-        const ConvTap t = conv_tap(p, int64_t(ld_kt) * kK);
+        const ConvTap t = conv_tap(p, int64_t(kt) * kK);
         CUTE_UNROLL
         for (int m = 0; m < kARows; ++m)
-          if (get<0>(tAc(0, m, 0)) < ld.valid)
+          if (get<0>(tAc(0, m, 0)) < valid)
             conv_copy16(raw_pointer_cast(&tAs(0, m, 0, st)), p, pixels[m], t, int(sizeof(T)), conv_byte);
       } else {
-        const T* a = static_cast<const T*>(p.a0) + ld.z * p.stride_a0 + ld.row0 * k0 + int64_t(ld_kt) * kK;
-        Tensor tAg = thr_copy.partition_S(
-            make_tensor(make_gmem_ptr(a), make_shape(Int<kM>{}, Int<kK>{}), make_stride(k0, Int<1>{})));
         CUTE_UNROLL
-        for (int m = 0; m < kARows; ++m)
-          if (get<0>(tAc(0, m, 0)) < ld.valid) copy(g2s, tAg(_, m, _), tAs(_, m, _, st));
+        for (int m = 0; m < size<1>(tAs); ++m)
+          if (get<0>(tAc(0, m, 0)) < valid) copy(g2s, tAg(_, m, _, kt), tAs(_, m, _, st));
       }
-      const T* b0 = static_cast<const T*>(p.b0) + ld.z * p.stride_b0 + int64_t(ld_kt) * kK;
       if constexpr (Cfg::kInt8) {
         // Shared row n of B0's stage reads B0's row s8_d0_column(n) (the top of this file).
         CUTE_UNROLL
         for (int n = 0; n < size<1>(tBs); ++n) {
           const int row = get<0>(tBc(0, n, 0)), col = get<1>(tBc(0, n, 0));
-          cp_async16_zfill(raw_pointer_cast(&tBs(0, n, 0, st)), b0 + int64_t(s8_d0_column(row)) * k0 + col, true);
+          cp_async16_zfill(raw_pointer_cast(&tBs(0, n, 0, st)), B0 + int64_t(s8_d0_column(row)) * k0 + int64_t(kt) * kK + col,
+                           true);
         }
       } else {
-        copy(g2s, thr_copy.partition_S(make_tensor(make_gmem_ptr(b0), make_shape(Int<N0>{}, Int<kK>{}),
-                                                   make_stride(k0, Int<1>{}))),
-             tBs(_, _, _, st));
-      }
-      if (++ld_kt == k_tiles) {
-        ld_kt = 0;
-        ld_w += gridDim.x;
-        ld_tile();
+        copy(g2s, tBg(_, _, _, kt), tBs(_, _, _, st));
       }
     }
-    ld_stage = ld_stage + 1 == kStages ? 0 : ld_stage + 1;
     cp_async_fence();
   };
+  copy(g2s, thr_copy.partition_S(gB1), thr_copy.partition_D(sB1));  // B1, with the first stage's group
   CUTE_UNROLL
-  for (int s = 0; s < kStages - 1; ++s) load_next();
+  for (int s = 0; s < kStages - 1; ++s) load_stage(s);
 
+  // ---- GEMM 0: wgmma, A0 and B0 from shared memory ----
   typename Cfg::Mma0 mma0;
   auto thr0 = mma0.get_slice(threadIdx.x);
   Tensor tCrA = thr0.make_fragment_A(thr0.partition_A(sA));  // descriptors (MMA, MMA_M, MMA_K, stages)
   Tensor tCrB = thr0.make_fragment_B(thr0.partition_B(sB0));
+  Tensor acc0 = partition_fragment_C(mma0, Shape<Int<kM>, Int<N0>>{});
+  clear(acc0);
+  mma0.accumulate_ = GMMA::ScaleOut::One;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<kStages - 2>();           // this thread's copies of k-tile kt have landed
+    cutlass::arch::fence_view_async_shared();  // ... and are visible to wgmma (async proxy)
+    __syncthreads();                        // everyone's; and k-tile kt-1's stage is free
+    load_stage(kt + kStages - 1);
+    const int st = kt % kStages;
+    warpgroup_fence_operand(acc0);
+    warpgroup_arrive();
+    gemm(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc0);
+  }
+  cp_async_wait<0>();
+  cutlass::arch::fence_view_async_shared();
+  __syncthreads();  // B1 visible
+
+  // ---- epilogue 0: D0 = T(ReLU(alpha0 acc + bias0)) in registers, GEMM 1's A operand ----
   Tensor cC0 = thr0.partition_C(make_identity_tensor(Shape<Int<kM>, Int<N0>>{}));
+  Tensor rD0 = make_tensor<T>(acc0.layout());  // accumulator order
+  CUTE_UNROLL
+  for (int i = 0; i < size(acc0); ++i) {
+    const int pcol = get<1>(cC0(i));
+    const int col = Cfg::kInt8 ? s8_d0_column(pcol) : pcol;
+    rD0(i) = to_elem(b2b_epilogue(p.alpha0, float(acc0(i)), bias ? bias[col] : 0.0f, p.relu0), T{});
+  }
   typename Cfg::Mma1 mma1;
   auto thr1 = mma1.get_slice(threadIdx.x);
-  Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kN1Chunk>>{}));
+  Tensor tOrA_shape = thr1.partition_fragment_A(
+      make_tensor(make_gmem_ptr(static_cast<const T*>(nullptr)), make_layout(Shape<Int<kM>, Int<N0>>{}, LayoutRight{})));
+  static_assert(decltype(size(tOrA_shape))::value == decltype(size(acc0))::value, "D0 fragment sizes");
+  Tensor rP = make_tensor<T>(tOrA_shape.layout());  // GEMM 1's A operand (fp16: the same registers)
+  CUTE_UNROLL
+  for (int a = 0; a < size(rP); ++a) rP(a) = rD0(a_operand_source<T>(a));
+  // ---- GEMM 1 and epilogue 1, one chunk of kN1Chunk columns of D1 at a time ----
+  // D1 = T(ReLU(alpha1 acc + beta1 C1))
   const bool read_c = p.beta1 != 0.0f;
-  int stage = 0;      // the consumer's stage: k-tile stream index mod kStages
-  int64_t b1_z = -1;  // the batch whose B1 is in shared memory
-
+  const T* C1 = static_cast<const T*>(p.c1) + z * p.stride_c1;
+  T* D1 = static_cast<T*>(p.d1) + z * p.stride_d1;
+  Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kN1Chunk>>{}));
   CUTE_NO_UNROLL
-  for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
-    const B2bTileRows tile = b2b_tile_rows(p, w % grid_tiles, w / grid_tiles);
-    const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;
-    if (z != b1_z) {  // B1 of this batch (once, unless batched): every earlier GEMM 1 is done with it
-      __syncthreads();
-      Tensor gB1 = make_tensor(make_gmem_ptr(static_cast<const T*>(p.b1) + z * p.stride_b1),
-                               make_shape(Int<N1>{}, Int<N0>{}), make_stride(Int<N0>{}, Int<1>{}));
-      copy(g2s, thr_copy.partition_S(gB1), thr_copy.partition_D(sB1));
-      cp_async_fence();
-      cp_async_wait<0>();  // (also the k-tiles in flight: once a batch)
-      cutlass::arch::fence_view_async_shared();
-      __syncthreads();
-      b1_z = z;
-    }
-    const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
-
-    // ---- GEMM 0: wgmma, A0 and B0 from shared memory ----
-    Tensor acc0 = partition_fragment_C(mma0, Shape<Int<kM>, Int<N0>>{});
-    clear(acc0);
-    mma0.accumulate_ = GMMA::ScaleOut::One;
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      cp_async_wait<kStages - 2>();              // this thread's copies of this k-tile have landed
-      cutlass::arch::fence_view_async_shared();  // ... and are visible to wgmma (async proxy)
-      __syncthreads();                           // everyone's; and the previous k-tile's stage is free
-      load_next();                               // kStages - 1 ahead: this tile's or the next one's
-      warpgroup_fence_operand(acc0);
-      warpgroup_arrive();
-      gemm(mma0, tCrA(_, _, _, stage), tCrB(_, _, _, stage), acc0);
-      warpgroup_commit_batch();
-      warpgroup_wait<0>();
-      warpgroup_fence_operand(acc0);
-      stage = stage + 1 == kStages ? 0 : stage + 1;
-    }
-
-    // ---- epilogue 0: D0 = T(ReLU(alpha0 acc + bias0)) in registers, GEMM 1's A operand ----
-    Tensor rD0 = make_tensor<T>(acc0.layout());  // accumulator order
+  for (int chunk = 0; chunk < N1 / kN1Chunk; ++chunk) {
+    Tensor sB1c = local_tile(sB1, Shape<Int<kN1Chunk>, Int<N0>>{}, make_coord(chunk, 0));  // rows of B1 = D1 columns
+    Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1c));
+    Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<kN1Chunk>>{});
+    clear(acc1);
+    mma1.accumulate_ = GMMA::ScaleOut::One;
+    warpgroup_fence_operand(acc1);
+    warpgroup_arrive();
+    gemm(mma1, rP, tOrB, acc1);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc1);
+    // Values i, i + 1 are columns c, c + 1 of one row (CLayout_64xN: the column pair is the
+    // fastest value mode): one load of C1 and one store of D1 each (4 bytes fp16, 2 int8).
     CUTE_UNROLL
-    for (int i = 0; i < size(acc0); ++i) {
-      const int pcol = get<1>(cC0(i));
-      const int col = Cfg::kInt8 ? s8_d0_column(pcol) : pcol;
-      rD0(i) = to_elem(b2b_epilogue(p.alpha0, float(acc0(i)), bias ? bias[col] : 0.0f, p.relu0), T{});
-    }
-    Tensor tOrA_shape = thr1.partition_fragment_A(
-        make_tensor(make_gmem_ptr(static_cast<const T*>(nullptr)), make_layout(Shape<Int<kM>, Int<N0>>{}, LayoutRight{})));
-    static_assert(decltype(size(tOrA_shape))::value == decltype(size(acc0))::value, "D0 fragment sizes");
-    Tensor rP = make_tensor<T>(tOrA_shape.layout());  // GEMM 1's A operand (fp16: the same registers)
-    CUTE_UNROLL
-    for (int a = 0; a < size(rP); ++a) rP(a) = rD0(a_operand_source<T>(a));
-    // ---- GEMM 1 and epilogue 1, one chunk of kN1Chunk columns of D1 at a time ----
-    // D1 = T(ReLU(alpha1 acc + beta1 C1))
-    const T* C1 = static_cast<const T*>(p.c1) + z * p.stride_c1;
-    T* D1 = static_cast<T*>(p.d1) + z * p.stride_d1;
-    CUTE_NO_UNROLL
-    for (int chunk = 0; chunk < N1 / kN1Chunk; ++chunk) {
-      Tensor sB1c = local_tile(sB1, Shape<Int<kN1Chunk>, Int<N0>>{}, make_coord(chunk, 0));  // rows of B1 = D1 columns
-      Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1c));
-      Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<kN1Chunk>>{});
-      clear(acc1);
-      mma1.accumulate_ = GMMA::ScaleOut::One;
-      warpgroup_fence_operand(acc1);
-      warpgroup_arrive();
-      gemm(mma1, rP, tOrB, acc1);
-      warpgroup_commit_batch();
-      warpgroup_wait<0>();
-      warpgroup_fence_operand(acc1);
-      // Values i, i + 1 are columns c, c + 1 of one row (CLayout_64xN: the column pair is the
-      // fastest value mode): one load of C1 and one store of D1 each (4 bytes fp16, 2 int8).
-      CUTE_UNROLL
-      for (int i = 0; i < size(acc1); i += 2) {
-        const int r = get<0>(cC1(i)), c = chunk * kN1Chunk + get<1>(cC1(i));
-        if (r >= valid) continue;
-        const int64_t off = (row0 + r) * N1 + c;
-        float c0 = 0.0f, c1 = 0.0f;
-        if (read_c) {
-          const float2 cc = load_pair(C1 + off);
-          c0 = __fmul_rn(p.beta1, cc.x);
-          c1 = __fmul_rn(p.beta1, cc.y);
-        }
-        const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
-                                    to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
-        *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(D1 + off) = pair;
+    for (int i = 0; i < size(acc1); i += 2) {
+      const int r = get<0>(cC1(i)), c = chunk * kN1Chunk + get<1>(cC1(i));
+      if (r >= valid) continue;
+      const int64_t off = (row0 + r) * N1 + c;
+      float c0 = 0.0f, c1 = 0.0f;
+      if (read_c) {
+        const float2 cc = load_pair(C1 + off);
+        c0 = __fmul_rn(p.beta1, cc.x);
+        c1 = __fmul_rn(p.beta1, cc.y);
       }
+      const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
+                                  to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
+      *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(D1 + off) = pair;
     }
   }
-  cp_async_wait<0>();  // the empty groups past the last tile
 #endif
 }
 
-// A persistent grid: as many CTAs as fit on the device at once (occupancy at this shared-memory
-// size), at most one a tile.
 template <class T, int N0, int N1>
 cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t stream) {
   auto kernel = b2b_sm90_kernel<T, N0, N1>;
   const int smem = static_cast<int>(sizeof(typename B2bSm90Config<T, N0, N1>::Smem));
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
-  int device = 0, sms = 0, per_sm = 0;
-  if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
-  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem)) != cudaSuccess) return e;
-  const int64_t work = tiles * batch;
-  const int64_t ctas = std::min<int64_t>(work, int64_t(sms) * std::max(per_sm, 1));
-  kernel<<<static_cast<unsigned>(ctas), kThreads, smem, stream>>>(args, tiles, work);
+  kernel<<<dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(batch)), kThreads, smem, stream>>>(args);
   return cudaGetLastError();
 }
 
