@@ -8,21 +8,24 @@
 namespace ozgemm {
 namespace kernels {
 
-// The rows of this CTA's tile (kB2bTileM rows from row0, `valid` >= 1 of them inside the
-// problem or group) and its batch z: batched problems take blockIdx.z; grouped ones search the
-// group whose tile range holds blockIdx.x.
+// The rows of tile x of batch z (kB2bTileM rows from row0, `valid` >= 1 of them inside the
+// problem or group): grouped problems search the group whose tile range holds x.
 struct B2bTileRows {
   int64_t row0, valid, z;
 };
-__device__ __forceinline__ B2bTileRows b2b_tile_rows(const B2bArgs& p) {
-  int64_t row0 = int64_t(blockIdx.x) * kB2bTileM, rows = p.m;
+__device__ __forceinline__ B2bTileRows b2b_tile_rows(const B2bArgs& p, int64_t x, int64_t z) {
+  int64_t row0 = x * kB2bTileM, rows = p.m;
   if (p.group_count > 0) {
     int gi = 0;
-    while (gi + 1 < p.group_count && p.group_tile0[gi + 1] <= int64_t(blockIdx.x)) ++gi;
-    row0 = p.group_row0[gi] + (int64_t(blockIdx.x) - p.group_tile0[gi]) * kB2bTileM;
+    while (gi + 1 < p.group_count && p.group_tile0[gi + 1] <= x) ++gi;
+    row0 = p.group_row0[gi] + (x - p.group_tile0[gi]) * kB2bTileM;
     rows = p.group_row0[gi] + p.group_m[gi];
   }
-  return B2bTileRows{row0, rows - row0, int64_t(blockIdx.z)};
+  return B2bTileRows{row0, rows - row0, z};
+}
+// One CTA a tile (the portable kernels): tile blockIdx.x of batch blockIdx.z.
+__device__ __forceinline__ B2bTileRows b2b_tile_rows(const B2bArgs& p) {
+  return b2b_tile_rows(p, int64_t(blockIdx.x), int64_t(blockIdx.z));
 }
 
 // The documented epilogue (ozgemm/b2b.hpp): fmaf(alpha, acc, addend), then ReLU; the caller

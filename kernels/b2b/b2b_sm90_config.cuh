@@ -21,10 +21,14 @@ namespace b2b_sm90 {
 using namespace cute;
 
 constexpr int kM = B2bSm90Policy::kTileM, kK = B2bSm90Policy::kTileK, kThreads = B2bSm90Policy::kThreads;
+// The consumers (threads kProducerThreads..) are GEMM 0's and GEMM 1's two warp groups; mma and
+// consumer-side copy partitions take the consumer index threadIdx.x - kProducerThreads.
+constexpr int kConsumerThreads = B2bSm90Policy::kConsumerThreads, kProducerThreads = B2bSm90Policy::kProducerThreads;
 static_assert(kM == 128, "two warp groups of 64 rows");
 
 // What differs between the two element types: the accumulator, the shared-memory atom for a k-tile
-// of kK elements (fp16: 128 bytes a row, int8: 64), the copy's thread shape (16 bytes a thread).
+// of kK elements (fp16: 128 bytes a row, int8: 64), the copies' thread shapes (16 bytes a thread;
+// the consumers' 256 threads for B1, the producer's 128 for the stages).
 template <class T>
 struct B2bSm90Types;
 template <>
@@ -32,6 +36,7 @@ struct B2bSm90Types<half_t> {
   using Acc = float;
   using SmemAtom = GMMA::Layout_K_SW128_Atom<half_t>;  // 8 rows x 64 halves, 128B swizzle
   using CopyThreads = Layout<Shape<_32, _8>, Stride<_8, _1>>;  // 32 rows of 64 halves a step
+  using ProducerThreads = Layout<Shape<_16, _8>, Stride<_8, _1>>;
   using CopyValues = Layout<Shape<_1, _8>>;
 };
 template <>
@@ -39,6 +44,7 @@ struct B2bSm90Types<int8_t> {
   using Acc = int32_t;
   using SmemAtom = GMMA::Layout_K_SW64_Atom<int8_t>;  // 8 rows x 64 int8, 64B swizzle
   using CopyThreads = Layout<Shape<_64, _4>, Stride<_4, _1>>;  // 64 rows of 64 int8 a step
+  using ProducerThreads = Layout<Shape<_32, _4>, Stride<_4, _1>>;
   using CopyValues = Layout<Shape<_1, _16>>;
 };
 
@@ -47,7 +53,7 @@ struct B2bSm90Config : B2bSm90Types<T> {
   using Types = B2bSm90Types<T>;
   using Acc = typename Types::Acc;
   static constexpr bool kInt8 = std::is_same_v<T, int8_t>;
-  static constexpr int kStages = B2bSm90Policy::stages(N1);
+  static constexpr int kStages = B2bSm90Policy::stages(N0, N1, int(sizeof(T)));
   static constexpr int kN1Chunk = N1 < B2bSm90Policy::kN1Chunk ? N1 : B2bSm90Policy::kN1Chunk;
   using SmemAtom = typename Types::SmemAtom;
   using SmemA = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<kM>{}, Int<kK>{}, Int<kStages>{})));
@@ -59,6 +65,8 @@ struct B2bSm90Config : B2bSm90Types<T> {
                                        Layout<Shape<_2, _1, _1>>{}));
   using Copy = decltype(make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, T>{},
                                         typename Types::CopyThreads{}, typename Types::CopyValues{}));
+  using ProducerCopy = decltype(make_tiled_copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, T>{},
+                                                typename Types::ProducerThreads{}, typename Types::CopyValues{}));
   struct Smem {
     alignas(128) T a[cosize_v<SmemA>];
     alignas(128) T b0[cosize_v<SmemB0>];

@@ -23,22 +23,30 @@ struct B2bPortablePolicy {
   static constexpr int stages0(int n0) { return n0 <= 128 ? 4 : 3; }
 };
 
-// The Hopper kernel (b2b_sm90.cu): fp16 or int8, register residency, wgmma for both GEMMs, two warp
-// groups of 64 rows, a cp.async ring of 64-element k-tiles into swizzled shared memory (128B fp16,
-// 64B int8; int8 tiles take half the bytes below). GEMM 1 and its
-// epilogue run in column chunks of at most kN1Chunk (64 fp32 accumulators a thread), so with
-// n0 = 64 two CTAs fit an SM (<= 128 registers a thread; shared memory: 4 stages of A0 and B0 plus
-// B1 = 112 KB at n1 <= 128, 3 stages + B1 = 104 KB at n1 = 256) and one CTA's GEMM 1 and stores
-// overlap the other's loads. (One CTA an SM, as n1 = 256 ran with 186 registers and 128 KB before
-// the chunks, measured 106 us against 61 us at n1 = 128 on the example's convolutions, H100.)
+// The Hopper kernel (b2b_sm90.cu): fp16 or int8, register residency, wgmma for both GEMMs,
+// warp-specialised and persistent: one CTA an SM of a producer warp group (cp.async of A0's and B0's
+// 64-element k-tiles into a ring of swizzled shared-memory stages, mbarrier-signalled, running ahead
+// across the CTA's tiles) and two consumer warp groups of 64 rows each (GEMM 0, D0's conversion,
+// GEMM 1 in column chunks of at most kN1Chunk, the stores). The ring takes the shared memory that
+// B1 leaves, at most kMaxStages stages. (Before: 256 threads, a 4- or 3-stage ring refilled from
+// empty at every tile, two CTAs an SM at n0 = 64: A0's stream idle during each tile's GEMM 1 and
+// stores but for the other CTA.)
 struct B2bSm90Policy {
-  static constexpr int kTileM = 128, kTileK = 64, kThreads = 256, kN1Chunk = 128;
-  static constexpr int stages(int n1) { return n1 <= 128 ? 4 : 3; }
-  static constexpr int min_ctas_per_sm(int n0) { return n0 == 64 ? 2 : 1; }
+  static constexpr int kTileM = 128, kTileK = 64, kN1Chunk = 128;
+  static constexpr int kConsumerThreads = 256, kProducerThreads = 128;
+  static constexpr int kThreads = kConsumerThreads + kProducerThreads;
+  static constexpr int kSmemBytes = 220 * 1024;  // of the 227 KB a CTA may take; the rest: barriers, alignment
+  static constexpr int kMaxStages = 8;
+  static constexpr int stages(int n0, int n1, int elem_bytes) {
+    const int stage = (kTileM + n0) * kTileK * elem_bytes, b1 = n1 * n0 * elem_bytes;
+    const int fit = (kSmemBytes - b1) / stage;
+    return fit < kMaxStages ? fit : kMaxStages;
+  }
   static constexpr bool supports_n0(int64_t n0) { return n0 == 64 || n0 == 128; }
   // Convolutions: a k-tile (kTileK elements) must lie within one filter tap, so c % kTileK == 0.
   static constexpr bool supports_conv_c(int64_t c) { return c % kTileK == 0; }
 };
+static_assert(B2bSm90Policy::stages(128, 256, 2) >= 3, "the largest fp16 configuration keeps a 3-stage ring");
 static_assert(B2bSm90Policy::kTileM == B2bPortablePolicy::kTileM, "both families tile m alike (one grid formula)");
 
 // Problem limits common to both families.

@@ -20,7 +20,7 @@ int64_t mismatches() {
   typename Cfg::Mma0 mma0;
   typename Cfg::Mma1 mma1;
   int64_t bad = 0;
-  for (int t = 0; t < k::b2b_sm90::kThreads; ++t) {
+  for (int t = 0; t < k::b2b_sm90::kConsumerThreads; ++t) {  // the two consumer warp groups
     auto thr0 = mma0.get_slice(t);
     auto thr1 = mma1.get_slice(t);
     Tensor cC0 = thr0.partition_C(make_identity_tensor(Shape<Int<k::b2b_sm90::kM>, Int<N0>>{}));
