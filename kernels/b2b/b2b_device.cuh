@@ -58,8 +58,15 @@ struct ConvPixel {
   int64_t offset;  // elements from X's start to the pixel's first channel
   int y, x;        // the pixel's row and column in its image
 };
+// The divisions in 32 bits where every operand fits (64-bit ones are long instruction sequences, and
+// the Hopper kernel's producer warps issue every copy of a CTA: H100, 2026-11-25); the same values.
 __device__ __forceinline__ ConvPixel conv_pixel(const B2bArgs& p, int64_t pixel) {
-  const int64_t in_image = pixel % (p.conv_h * p.conv_w);
+  const int64_t hw = p.conv_h * p.conv_w;
+  if (pixel <= INT32_MAX && hw <= INT32_MAX) {
+    const uint32_t in_image = uint32_t(pixel) % uint32_t(hw), w = uint32_t(p.conv_w);
+    return ConvPixel{pixel * p.conv_c, int(in_image / w), int(in_image % w)};
+  }
+  const int64_t in_image = pixel % hw;
   return ConvPixel{pixel * p.conv_c, int(in_image / p.conv_w), int(in_image % p.conv_w)};
 }
 // The filter tap of the k-range starting at element k (a range the caller copies never straddles
@@ -70,8 +77,16 @@ struct ConvTap {
   int dy, dx;
 };
 __device__ __forceinline__ ConvTap conv_tap(const B2bArgs& p, int64_t k) {
-  const int64_t tap = k / p.conv_c, channel = k - tap * p.conv_c;
-  const int dy = int(tap / p.conv_r) - p.conv_r / 2, dx = int(tap % p.conv_r) - p.conv_r / 2;
+  int64_t tap, channel;
+  if (k <= INT32_MAX && p.conv_c <= INT32_MAX) {  // 32-bit divisions (conv_pixel)
+    tap = uint32_t(k) / uint32_t(p.conv_c);
+    channel = k - tap * p.conv_c;
+  } else {
+    tap = k / p.conv_c;
+    channel = k - tap * p.conv_c;
+  }
+  const int t = int(tap), r = p.conv_r;  // tap < r^2 <= 49
+  const int dy = t / r - r / 2, dx = t % r - r / 2;
   return ConvTap{(dy * p.conv_w + dx) * p.conv_c + channel, dy, dx};
 }
 // Whether the tapped pixel is inside the image (outside: zero padding).
