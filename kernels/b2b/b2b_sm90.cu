@@ -57,29 +57,207 @@ __device__ __forceinline__ uint16_t elem_pair(int8_t lo, int8_t hi) {
   return static_cast<uint16_t>(uint32_t(uint8_t(lo)) | (uint32_t(uint8_t(hi)) << 8));
 }
 
-// Warp-specialised and persistent (policy.hpp): a CTA runs tiles w = blockIdx.x, + gridDim.x, ...
-// of the work (grid_tiles row tiles times the batch, w = z grid_tiles + x). Its producer warp group
-// streams A0's and B0's k-tiles of those tiles through the ring (cutlass::PipelineAsync: a stage's
-// full barrier completes when the producer's 128 cp.async arrivals have landed, its empty barrier
-// when both consumer warp groups have finished the wgmma reading it), so the next tile's k-tiles
-// load while the consumers convert D0, run GEMM 1 and store D1. The consumers load B1 (once a batch)
-// themselves, synchronised among the 256 of them by a named barrier.
+// Epilogue 0, GEMM 1 and epilogue 1 of one tile, for consumer thread ct (0 .. 255) of both
+// schedules: D0 = T(ReLU(alpha0 acc0 + bias0)) in registers is GEMM 1's A operand; D1 =
+// T(ReLU(alpha1 D0 B1 + beta1 C1)), kN1Chunk columns at a time.
+template <class Cfg, int N0, int N1, class Acc0, class SB1>
+__device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bTileRows& tile, Acc0& acc0, SB1 sB1) {
+  using T = typename Cfg::Element;
+  constexpr int kN1Chunk = Cfg::kN1Chunk;
+  const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;
+  const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
+  typename Cfg::Mma0 mma0;
+  auto thr0 = mma0.get_slice(ct);
+  Tensor cC0 = thr0.partition_C(make_identity_tensor(Shape<Int<kM>, Int<N0>>{}));
+  Tensor rD0 = make_tensor<T>(acc0.layout());  // accumulator order
+  CUTE_UNROLL
+  for (int i = 0; i < size(acc0); ++i) {
+    const int pcol = get<1>(cC0(i));
+    const int col = Cfg::kInt8 ? s8_d0_column(pcol) : pcol;
+    rD0(i) = to_elem(b2b_epilogue(p.alpha0, float(acc0(i)), bias ? bias[col] : 0.0f, p.relu0), T{});
+  }
+  typename Cfg::Mma1 mma1;
+  auto thr1 = mma1.get_slice(ct);
+  Tensor tOrA_shape = thr1.partition_fragment_A(
+      make_tensor(make_gmem_ptr(static_cast<const T*>(nullptr)), make_layout(Shape<Int<kM>, Int<N0>>{}, LayoutRight{})));
+  static_assert(decltype(size(tOrA_shape))::value == decltype(size(acc0))::value, "D0 fragment sizes");
+  Tensor rP = make_tensor<T>(tOrA_shape.layout());  // GEMM 1's A operand (fp16: the same registers)
+  CUTE_UNROLL
+  for (int a = 0; a < size(rP); ++a) rP(a) = rD0(a_operand_source<T>(a));
+  const bool read_c = p.beta1 != 0.0f;
+  const T* C1 = static_cast<const T*>(p.c1) + z * p.stride_c1;
+  T* D1 = static_cast<T*>(p.d1) + z * p.stride_d1;
+  Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kN1Chunk>>{}));
+  CUTE_NO_UNROLL
+  for (int chunk = 0; chunk < N1 / kN1Chunk; ++chunk) {
+    Tensor sB1c = local_tile(sB1, Shape<Int<kN1Chunk>, Int<N0>>{}, make_coord(chunk, 0));  // rows of B1 = D1 columns
+    Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1c));
+    Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<kN1Chunk>>{});
+    clear(acc1);
+    mma1.accumulate_ = GMMA::ScaleOut::One;
+    warpgroup_fence_operand(acc1);
+    warpgroup_arrive();
+    gemm(mma1, rP, tOrB, acc1);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc1);
+    // Values i, i + 1 are columns c, c + 1 of one row (CLayout_64xN: the column pair is the
+    // fastest value mode): one load of C1 and one store of D1 each (4 bytes fp16, 2 int8).
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc1); i += 2) {
+      const int r = get<0>(cC1(i)), c = chunk * kN1Chunk + get<1>(cC1(i));
+      if (r >= valid) continue;
+      const int64_t off = (row0 + r) * N1 + c;
+      float c0 = 0.0f, c1 = 0.0f;
+      if (read_c) {
+        const float2 cc = load_pair(C1 + off);
+        c0 = __fmul_rn(p.beta1, cc.x);
+        c1 = __fmul_rn(p.beta1, cc.y);
+      }
+      const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
+                                  to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
+      *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(D1 + off) = pair;
+    }
+  }
+}
+
+// A0's k-tile kt of the tile's rows into ring stage st, with copy `g2s` (its thread slice thr_copy):
+// from A0 (rows row0.., batch z) or, for a convolution, gathered from X at this thread's rows'
+// pixels. Rows past the matrix are not loaded: their shared rows hold stale data, which only
+// reaches accumulator rows that are never stored. Then B0's k-tile (int8: rows permuted,
+// s8_d0_column, the top of this file).
+template <class Cfg, int N0, class Copy, class ThrCopy, class TAs, class TAc, class TBs, class TBc, int kARows>
+__device__ __forceinline__ void load_k_tile(const B2bArgs& p, const Copy& g2s, const ThrCopy& thr_copy, const TAs& tAs,
+                                            const TAc& tAc, const TBs& tBs, const TBc& tBc, const B2bTileRows& t,
+                                            const ConvPixel (&pixels)[kARows], int kt, int st) {
+  using T = typename Cfg::Element;
+  const int64_t k0 = p.k0;
+  if (p.conv_c > 0) {
+    const ConvTap tap = conv_tap(p, int64_t(kt) * kK);
+    const int conv_byte = get<1>(tAc(0, 0, 0)) * int(sizeof(T));
+    CUTE_UNROLL
+    for (int m = 0; m < kARows; ++m)
+      if (get<0>(tAc(0, m, 0)) < t.valid)
+        conv_copy16(raw_pointer_cast(&tAs(0, m, 0, st)), p, pixels[m], tap, int(sizeof(T)), conv_byte);
+  } else {
+    const T* a = static_cast<const T*>(p.a0) + t.z * p.stride_a0 + t.row0 * k0 + int64_t(kt) * kK;
+    Tensor tAg = thr_copy.partition_S(make_tensor(make_gmem_ptr(a), make_shape(Int<kM>{}, Int<kK>{}), make_stride(k0, Int<1>{})));
+    CUTE_UNROLL
+    for (int m = 0; m < kARows; ++m)
+      if (get<0>(tAc(0, m, 0)) < t.valid) copy(g2s, tAg(_, m, _), tAs(_, m, _, st));
+  }
+  const T* b0 = static_cast<const T*>(p.b0) + t.z * p.stride_b0 + int64_t(kt) * kK;
+  if constexpr (Cfg::kInt8) {
+    CUTE_UNROLL
+    for (int n = 0; n < size<1>(tBs); ++n) {
+      const int row = get<0>(tBc(0, n, 0)), col = get<1>(tBc(0, n, 0));
+      cp_async16_zfill(raw_pointer_cast(&tBs(0, n, 0, st)), b0 + int64_t(s8_d0_column(row)) * k0 + col, true);
+    }
+  } else {
+    copy(g2s, thr_copy.partition_S(make_tensor(make_gmem_ptr(b0), make_shape(Int<N0>{}, Int<kK>{}), make_stride(k0, Int<1>{}))),
+         tBs(_, _, _, st));
+  }
+}
+
+// The pixels of this thread's A rows (the copy's row mode; one 16-byte vector a row and k-tile).
+template <int kARows, class TAc>
+__device__ __forceinline__ void tile_pixels(const B2bArgs& p, const TAc& tAc, const B2bTileRows& t, ConvPixel (&pixels)[kARows]) {
+  if (p.conv_c <= 0) return;
+  CUTE_UNROLL
+  for (int m = 0; m < kARows; ++m) {
+    const int r = get<0>(tAc(0, m, 0));
+    pixels[m] = conv_pixel(p, t.row0 + (r < t.valid ? r : t.valid - 1));
+  }
+}
+
+// ---- One CTA a tile (policy.hpp): 256 threads fill the ring and run both GEMMs ----
 template <class T, int N0, int N1>
-struct B2bSm90Smem {
+__global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::tile_min_ctas_per_sm(N0, int(sizeof(T))))
+    b2b_sm90_tile_kernel(B2bArgs p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Cfg = B2bSm90Config<T, N0, N1>;
-  typename Cfg::Smem tiles;
-  typename cutlass::PipelineAsync<Cfg::kStages>::SharedStorage pipe;
+  constexpr int kStages = Cfg::kStages;
+  extern __shared__ __align__(128) char smem_buf[];
+  auto& ss = *reinterpret_cast<typename Cfg::Smem*>(smem_buf);
+  Tensor sA = make_tensor(make_smem_ptr(ss.a), typename Cfg::SmemA{});     // (128, 64, stages)
+  Tensor sB0 = make_tensor(make_smem_ptr(ss.b0), typename Cfg::SmemB0{});  // (n0, 64, stages)
+  Tensor sB1 = make_tensor(make_smem_ptr(ss.b1), typename Cfg::SmemB1{});  // (n1, n0)
+  const B2bTileRows tile = b2b_tile_rows(p);
+  const int k_tiles = static_cast<int>(p.k0 / kK);
+
+  typename Cfg::Copy g2s;
+  auto thr_copy = g2s.get_slice(threadIdx.x);
+  Tensor tAs = thr_copy.partition_D(sA);  // (CPY, CPY_M, CPY_K, stages)
+  Tensor tAc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<kM>{}, Int<kK>{})));
+  Tensor tBs = thr_copy.partition_D(sB0);
+  Tensor tBc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<N0>{}, Int<kK>{})));
+  constexpr int kARows = decltype(size<1>(tAs))::value;
+  static_assert(decltype(size<2>(tAs))::value == 1, "one vector a row and k-tile");
+  ConvPixel pixels[kARows];
+  tile_pixels(p, tAc, tile, pixels);
+  auto load_stage = [&](int kt) {
+    if (kt < k_tiles) load_k_tile<Cfg, N0>(p, g2s, thr_copy, tAs, tAc, tBs, tBc, tile, pixels, kt, kt % kStages);
+    cp_async_fence();
+  };
+  Tensor gB1 = make_tensor(make_gmem_ptr(static_cast<const T*>(p.b1) + tile.z * p.stride_b1),
+                           make_shape(Int<N1>{}, Int<N0>{}), make_stride(Int<N0>{}, Int<1>{}));
+  copy(g2s, thr_copy.partition_S(gB1), thr_copy.partition_D(sB1));  // B1, with the first stage's group
+  CUTE_UNROLL
+  for (int s = 0; s < kStages - 1; ++s) load_stage(s);
+
+  // ---- GEMM 0: wgmma, A0 and B0 from shared memory ----
+  typename Cfg::Mma0 mma0;
+  auto thr0 = mma0.get_slice(threadIdx.x);
+  Tensor tCrA = thr0.make_fragment_A(thr0.partition_A(sA));  // descriptors (MMA, MMA_M, MMA_K, stages)
+  Tensor tCrB = thr0.make_fragment_B(thr0.partition_B(sB0));
+  Tensor acc0 = partition_fragment_C(mma0, Shape<Int<kM>, Int<N0>>{});
+  clear(acc0);
+  mma0.accumulate_ = GMMA::ScaleOut::One;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<kStages - 2>();              // this thread's copies of k-tile kt have landed
+    cutlass::arch::fence_view_async_shared();  // ... and are visible to wgmma (async proxy)
+    __syncthreads();                           // everyone's; and k-tile kt-1's stage is free
+    load_stage(kt + kStages - 1);
+    const int st = kt % kStages;
+    warpgroup_fence_operand(acc0);
+    warpgroup_arrive();
+    gemm(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
+    warpgroup_commit_batch();
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc0);
+  }
+  cp_async_wait<0>();
+  cutlass::arch::fence_view_async_shared();
+  __syncthreads();  // B1 visible
+  finish_tile<Cfg, N0, N1>(p, threadIdx.x, tile, acc0, sB1);
+#endif
+}
+
+// ---- Warp-specialised and persistent (policy.hpp) ----
+// A CTA runs tiles w = blockIdx.x, + gridDim.x, ... of the work (grid_tiles row tiles times the
+// batch, w = z grid_tiles + x). Its producer warp group streams A0's and B0's k-tiles of those tiles
+// through the ring (cutlass::PipelineAsync: a stage's full barrier completes when the producer's 128
+// cp.async arrivals have landed, its empty barrier when both consumer warp groups have finished the
+// wgmma reading it), so the next tile's k-tiles load while the consumers convert D0, run GEMM 1 and
+// store D1. The consumers load B1 (once a batch) themselves, synchronised among the 256 of them by a
+// named barrier.
+template <class T, int N0, int N1>
+using WsConfig = B2bSm90Config<T, N0, N1, B2bSm90Policy::ws_stages(N0, N1, int(sizeof(T)))>;
+template <class T, int N0, int N1>
+struct B2bSm90WsSmem {
+  typename WsConfig<T, N0, N1>::Smem tiles;
+  typename cutlass::PipelineAsync<WsConfig<T, N0, N1>::kStages>::SharedStorage pipe;
 };
 
 template <class T, int N0, int N1>
-__global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p, int64_t grid_tiles, int64_t work) {
+__global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
+    b2b_sm90_ws_kernel(B2bArgs p, int64_t grid_tiles, int64_t work) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using Cfg = B2bSm90Config<T, N0, N1>;
+  using Cfg = WsConfig<T, N0, N1>;
   using Pipeline = cutlass::PipelineAsync<Cfg::kStages>;
-  constexpr int kN1Chunk = Cfg::kN1Chunk;
   constexpr uint32_t kConsumerBarrier = 1;  // named barrier among the consumers (user id)
   extern __shared__ __align__(128) char smem_buf[];
-  auto& sm = *reinterpret_cast<B2bSm90Smem<T, N0, N1>*>(smem_buf);
+  auto& sm = *reinterpret_cast<B2bSm90WsSmem<T, N0, N1>*>(smem_buf);
   Tensor sA = make_tensor(make_smem_ptr(sm.tiles.a), typename Cfg::SmemA{});     // (128, 64, stages)
   Tensor sB0 = make_tensor(make_smem_ptr(sm.tiles.b0), typename Cfg::SmemB0{});  // (n0, 64, stages)
   Tensor sB1 = make_tensor(make_smem_ptr(sm.tiles.b1), typename Cfg::SmemB1{});  // (n1, n0)
@@ -92,66 +270,25 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p, int64_
   Pipeline pipeline(sm.pipe, pp);
   __syncthreads();  // the barriers' initialisation is visible to every thread
 
-  const int64_t k0 = p.k0;
-  const int k_tiles = static_cast<int>(k0 / kK);
+  const int k_tiles = static_cast<int>(p.k0 / kK);
   if (producer) {
-    // ---- The producer: every k-tile of this CTA's tiles, kStages ahead of the consumers at most ----
+    // ---- The producer: every k-tile of this CTA's tiles, at most kStages ahead of the consumers ----
     typename Cfg::ProducerCopy g2s;
     auto thr_copy = g2s.get_slice(threadIdx.x);
-    Tensor tAs = thr_copy.partition_D(sA);  // (CPY, CPY_M, CPY_K, stages)
+    Tensor tAs = thr_copy.partition_D(sA);
     Tensor tAc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<kM>{}, Int<kK>{})));
     Tensor tBs = thr_copy.partition_D(sB0);
     Tensor tBc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<N0>{}, Int<kK>{})));
-    const bool conv = p.conv_c > 0;
     constexpr int kARows = decltype(size<1>(tAs))::value;
     static_assert(decltype(size<2>(tAs))::value == 1, "one vector a row and k-tile");
-    const int conv_byte = get<1>(tAc(0, 0, 0)) * int(sizeof(T));
     auto state = cutlass::make_producer_start_state<Pipeline>();
     for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
       const B2bTileRows t = b2b_tile_rows(p, w % grid_tiles, w / grid_tiles);
-      // Convolution: the pixels of this thread's A rows (the copy's row mode). Rows past the matrix
-      // are not loaded: their shared rows hold stale data, which only reaches accumulator rows that
-      // are never stored.
       ConvPixel pixels[kARows];
-      if (conv) {
-        CUTE_UNROLL
-        for (int m = 0; m < kARows; ++m) {
-          const int r = get<0>(tAc(0, m, 0));
-          pixels[m] = conv_pixel(p, t.row0 + (r < t.valid ? r : t.valid - 1));
-        }
-      }
-      const T* a_rows = static_cast<const T*>(p.a0) + t.z * p.stride_a0 + t.row0 * k0;
-      const T* b0 = static_cast<const T*>(p.b0) + t.z * p.stride_b0;
+      tile_pixels(p, tAc, t, pixels);
       for (int kt = 0; kt < k_tiles; ++kt) {
         pipeline.producer_acquire(state);
-        const int st = static_cast<int>(state.index());
-        if (conv) {
-          const ConvTap tap = conv_tap(p, int64_t(kt) * kK);
-          CUTE_UNROLL
-          for (int m = 0; m < kARows; ++m)
-            if (get<0>(tAc(0, m, 0)) < t.valid)
-              conv_copy16(raw_pointer_cast(&tAs(0, m, 0, st)), p, pixels[m], tap, int(sizeof(T)), conv_byte);
-        } else {
-          Tensor tAg = thr_copy.partition_S(make_tensor(make_gmem_ptr(a_rows + int64_t(kt) * kK),
-                                                        make_shape(Int<kM>{}, Int<kK>{}), make_stride(k0, Int<1>{})));
-          CUTE_UNROLL
-          for (int m = 0; m < kARows; ++m)
-            if (get<0>(tAc(0, m, 0)) < t.valid) copy(g2s, tAg(_, m, _), tAs(_, m, _, st));
-        }
-        if constexpr (Cfg::kInt8) {
-          // Shared row n of B0's stage reads B0's row s8_d0_column(n) (the top of this file).
-          CUTE_UNROLL
-          for (int n = 0; n < size<1>(tBs); ++n) {
-            const int row = get<0>(tBc(0, n, 0)), col = get<1>(tBc(0, n, 0));
-            cp_async16_zfill(raw_pointer_cast(&tBs(0, n, 0, st)),
-                             b0 + int64_t(s8_d0_column(row)) * k0 + int64_t(kt) * kK + col, true);
-          }
-        } else {
-          copy(g2s,
-               thr_copy.partition_S(make_tensor(make_gmem_ptr(b0 + int64_t(kt) * kK), make_shape(Int<N0>{}, Int<kK>{}),
-                                                make_stride(k0, Int<1>{}))),
-               tBs(_, _, _, st));
-        }
+        load_k_tile<Cfg, N0>(p, g2s, thr_copy, tAs, tAc, tBs, tBc, t, pixels, kt, static_cast<int>(state.index()));
         pipeline.producer_commit(state, cutlass::arch::cpasync_barrier_arrive);
         ++state;
       }
@@ -160,7 +297,7 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p, int64_
     return;
   }
 
-  // ---- The consumers: two warp groups, 64 rows each ----
+  // ---- The consumers ----
   const int ct = threadIdx.x - kProducerThreads;
   typename Cfg::Copy b1_copy;  // the consumers' 256 threads
   auto thr_b1 = b1_copy.get_slice(ct);
@@ -168,30 +305,21 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p, int64_
   auto thr0 = mma0.get_slice(ct);
   Tensor tCrA = thr0.make_fragment_A(thr0.partition_A(sA));  // descriptors (MMA, MMA_M, MMA_K, stages)
   Tensor tCrB = thr0.make_fragment_B(thr0.partition_B(sB0));
-  Tensor cC0 = thr0.partition_C(make_identity_tensor(Shape<Int<kM>, Int<N0>>{}));
-  typename Cfg::Mma1 mma1;
-  auto thr1 = mma1.get_slice(ct);
-  Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kN1Chunk>>{}));
-  const bool read_c = p.beta1 != 0.0f;
   typename Pipeline::PipelineState state;  // stage 0, phase 0
   int64_t b1_z = -1;                        // the batch whose B1 is in shared memory
-
   for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
     const B2bTileRows tile = b2b_tile_rows(p, w % grid_tiles, w / grid_tiles);
-    const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;
-    if (z != b1_z) {  // B1 of this batch (once, unless batched): every earlier GEMM 1 is done with it
+    if (tile.z != b1_z) {  // B1 of this batch (once, unless batched): every earlier GEMM 1 is done with it
       cutlass::arch::NamedBarrier::sync(kConsumerThreads, kConsumerBarrier);
-      Tensor gB1 = make_tensor(make_gmem_ptr(static_cast<const T*>(p.b1) + z * p.stride_b1),
+      Tensor gB1 = make_tensor(make_gmem_ptr(static_cast<const T*>(p.b1) + tile.z * p.stride_b1),
                                make_shape(Int<N1>{}, Int<N0>{}), make_stride(Int<N0>{}, Int<1>{}));
       copy(b1_copy, thr_b1.partition_S(gB1), thr_b1.partition_D(sB1));
       cp_async_fence();
       cp_async_wait<0>();
       cutlass::arch::fence_view_async_shared();  // visible to wgmma (async proxy)
       cutlass::arch::NamedBarrier::sync(kConsumerThreads, kConsumerBarrier);
-      b1_z = z;
+      b1_z = tile.z;
     }
-    const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
-
     // ---- GEMM 0: wgmma, A0 and B0 from the ring ----
     Tensor acc0 = partition_fragment_C(mma0, Shape<Int<kM>, Int<N0>>{});
     clear(acc0);
@@ -209,75 +337,36 @@ __global__ void __launch_bounds__(kThreads, 1) b2b_sm90_kernel(B2bArgs p, int64_
       pipeline.consumer_release(state);  // the stage may be refilled
       ++state;
     }
-
-    // ---- epilogue 0: D0 = T(ReLU(alpha0 acc + bias0)) in registers, GEMM 1's A operand ----
-    Tensor rD0 = make_tensor<T>(acc0.layout());  // accumulator order
-    CUTE_UNROLL
-    for (int i = 0; i < size(acc0); ++i) {
-      const int pcol = get<1>(cC0(i));
-      const int col = Cfg::kInt8 ? s8_d0_column(pcol) : pcol;
-      rD0(i) = to_elem(b2b_epilogue(p.alpha0, float(acc0(i)), bias ? bias[col] : 0.0f, p.relu0), T{});
-    }
-    Tensor tOrA_shape = thr1.partition_fragment_A(
-        make_tensor(make_gmem_ptr(static_cast<const T*>(nullptr)), make_layout(Shape<Int<kM>, Int<N0>>{}, LayoutRight{})));
-    static_assert(decltype(size(tOrA_shape))::value == decltype(size(acc0))::value, "D0 fragment sizes");
-    Tensor rP = make_tensor<T>(tOrA_shape.layout());  // GEMM 1's A operand (fp16: the same registers)
-    CUTE_UNROLL
-    for (int a = 0; a < size(rP); ++a) rP(a) = rD0(a_operand_source<T>(a));
-    // ---- GEMM 1 and epilogue 1, one chunk of kN1Chunk columns of D1 at a time ----
-    // D1 = T(ReLU(alpha1 acc + beta1 C1))
-    const T* C1 = static_cast<const T*>(p.c1) + z * p.stride_c1;
-    T* D1 = static_cast<T*>(p.d1) + z * p.stride_d1;
-    CUTE_NO_UNROLL
-    for (int chunk = 0; chunk < N1 / kN1Chunk; ++chunk) {
-      Tensor sB1c = local_tile(sB1, Shape<Int<kN1Chunk>, Int<N0>>{}, make_coord(chunk, 0));  // rows of B1 = D1 columns
-      Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1c));
-      Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<kN1Chunk>>{});
-      clear(acc1);
-      mma1.accumulate_ = GMMA::ScaleOut::One;
-      warpgroup_fence_operand(acc1);
-      warpgroup_arrive();
-      gemm(mma1, rP, tOrB, acc1);
-      warpgroup_commit_batch();
-      warpgroup_wait<0>();
-      warpgroup_fence_operand(acc1);
-      // Values i, i + 1 are columns c, c + 1 of one row (CLayout_64xN: the column pair is the
-      // fastest value mode): one load of C1 and one store of D1 each (4 bytes fp16, 2 int8).
-      CUTE_UNROLL
-      for (int i = 0; i < size(acc1); i += 2) {
-        const int r = get<0>(cC1(i)), c = chunk * kN1Chunk + get<1>(cC1(i));
-        if (r >= valid) continue;
-        const int64_t off = (row0 + r) * N1 + c;
-        float c0 = 0.0f, c1 = 0.0f;
-        if (read_c) {
-          const float2 cc = load_pair(C1 + off);
-          c0 = __fmul_rn(p.beta1, cc.x);
-          c1 = __fmul_rn(p.beta1, cc.y);
-        }
-        const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
-                                    to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
-        *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(D1 + off) = pair;
-      }
-    }
+    finish_tile<Cfg, N0, N1>(p, ct, tile, acc0, sB1);
   }
 #endif
 }
 
-// A persistent grid: as many CTAs as fit on the device at once (one an SM: the ring takes its
-// shared memory), at most one a tile.
+// Convolutions, and GEMM pairs of fewer than kWsMinTilesPerSm tiles an SM: one CTA a tile.
+// Otherwise the persistent warp-specialised grid: as many CTAs as fit at once (one an SM).
 template <class T, int N0, int N1>
 cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t stream) {
-  auto kernel = b2b_sm90_kernel<T, N0, N1>;
-  const int smem = static_cast<int>(sizeof(B2bSm90Smem<T, N0, N1>));
-  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  int device = 0, sms = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (e != cudaSuccess) return e;
-  int device = 0, sms = 0, per_sm = 0;
-  if ((e = cudaGetDevice(&device)) != cudaSuccess) return e;
-  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem)) != cudaSuccess) return e;
   const int64_t work = tiles * batch;
+  if (args.conv_c > 0 || work < int64_t(B2bSm90Policy::kWsMinTilesPerSm) * sms) {
+    auto kernel = b2b_sm90_tile_kernel<T, N0, N1>;
+    const int smem = static_cast<int>(sizeof(typename B2bSm90Config<T, N0, N1>::Smem));
+    if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess) return e;
+    kernel<<<dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(batch)), B2bSm90Policy::kTileThreads, smem,
+             stream>>>(args);
+    return cudaGetLastError();
+  }
+  auto kernel = b2b_sm90_ws_kernel<T, N0, N1>;
+  const int smem = static_cast<int>(sizeof(B2bSm90WsSmem<T, N0, N1>));
+  if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess) return e;
+  int per_sm = 0;
+  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B2bSm90Policy::kWsThreads, smem)) != cudaSuccess)
+    return e;
   const int64_t ctas = std::min<int64_t>(work, int64_t(sms) * std::max(per_sm, 1));
-  kernel<<<static_cast<unsigned>(ctas), kThreads, smem, stream>>>(args, tiles, work);
+  kernel<<<static_cast<unsigned>(ctas), B2bSm90Policy::kWsThreads, smem, stream>>>(args, tiles, work);
   return cudaGetLastError();
 }
 

@@ -20,9 +20,10 @@ namespace b2b_sm90 {
 
 using namespace cute;
 
-constexpr int kM = B2bSm90Policy::kTileM, kK = B2bSm90Policy::kTileK, kThreads = B2bSm90Policy::kThreads;
-// The consumers (threads kProducerThreads..) are GEMM 0's and GEMM 1's two warp groups; mma and
-// consumer-side copy partitions take the consumer index threadIdx.x - kProducerThreads.
+constexpr int kM = B2bSm90Policy::kTileM, kK = B2bSm90Policy::kTileK;
+// The consumers (GEMM 0's and GEMM 1's two warp groups: all threads of the one-CTA-a-tile kernel,
+// threads kProducerThreads.. of the warp-specialised one) take consumer indices 0 .. 255 in their
+// mma and copy partitions.
 constexpr int kConsumerThreads = B2bSm90Policy::kConsumerThreads, kProducerThreads = B2bSm90Policy::kProducerThreads;
 static_assert(kM == 128, "two warp groups of 64 rows");
 
@@ -48,12 +49,15 @@ struct B2bSm90Types<int8_t> {
   using CopyValues = Layout<Shape<_1, _16>>;
 };
 
-template <class T, int N0, int N1>
+// Stages: the ring's depth (the one-CTA-a-tile kernel's by default; the warp-specialised kernel's
+// B2bSm90Policy::ws_stages).
+template <class T, int N0, int N1, int Stages = B2bSm90Policy::tile_stages(N1)>
 struct B2bSm90Config : B2bSm90Types<T> {
   using Types = B2bSm90Types<T>;
   using Acc = typename Types::Acc;
+  using Element = T;
   static constexpr bool kInt8 = std::is_same_v<T, int8_t>;
-  static constexpr int kStages = B2bSm90Policy::stages(N0, N1, int(sizeof(T)));
+  static constexpr int kStages = Stages;
   static constexpr int kN1Chunk = N1 < B2bSm90Policy::kN1Chunk ? N1 : B2bSm90Policy::kN1Chunk;
   using SmemAtom = typename Types::SmemAtom;
   using SmemA = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<kM>{}, Int<kK>{}, Int<kStages>{})));

@@ -23,21 +23,36 @@ struct B2bPortablePolicy {
   static constexpr int stages0(int n0) { return n0 <= 128 ? 4 : 3; }
 };
 
-// The Hopper kernel (b2b_sm90.cu): fp16 or int8, register residency, wgmma for both GEMMs,
-// warp-specialised and persistent: one CTA an SM of a producer warp group (cp.async of A0's and B0's
-// 64-element k-tiles into a ring of swizzled shared-memory stages, mbarrier-signalled, running ahead
-// across the CTA's tiles) and two consumer warp groups of 64 rows each (GEMM 0, D0's conversion,
-// GEMM 1 in column chunks of at most kN1Chunk, the stores). The ring takes the shared memory that
-// B1 leaves, at most kMaxStages stages. (Before: 256 threads, a 4- or 3-stage ring refilled from
-// empty at every tile, two CTAs an SM at n0 = 64: A0's stream idle during each tile's GEMM 1 and
-// stores but for the other CTA.)
+// The Hopper kernels (b2b_sm90.cu): fp16 or int8, register residency, wgmma for both GEMMs, two
+// consumer warp groups of 64 rows each (GEMM 0, D0's conversion, GEMM 1 in column chunks of at most
+// kN1Chunk (64 fp32 accumulators a thread), the stores), a ring of swizzled shared-memory stages of
+// A0's and B0's 64-element k-tiles (128B swizzle fp16, 64B int8), in two schedules:
+// - one CTA a tile (convolutions, and GEMM pairs of fewer than kWsMinTilesPerSm tiles an SM): 256
+//   threads that also fill the ring (cp.async, tile_stages deep, refilled at every tile); with
+//   n0 = 64 (and int8 n0 = 128) two CTAs fit an SM (<= 128 registers a thread; shared memory, fp16:
+//   4 stages plus B1 = 112 KB at n1 <= 128, 3 stages + B1 = 104 KB at n1 = 256) and one CTA's GEMM 1
+//   and stores overlap the other's loads;
+// - warp-specialised and persistent (GEMM pairs of at least kWsMinTilesPerSm tiles an SM): one CTA an
+//   SM, a producer warp group streams the k-tiles of all the CTA's tiles through up to kMaxStages
+//   stages (the shared memory B1 leaves), mbarrier-signalled, while the consumers finish the
+//   previous tile. Measured on the H100 (docs/b2b.md, "Warp-specialised"): 4-10% faster on the GEMM
+//   pairs, up to 28% slower on 3 x 3 convolutions (whose A0 comes from L2: fewer warps an SM to hide
+//   latency), slower where the tiles do not fill two an SM.
 struct B2bSm90Policy {
   static constexpr int kTileM = 128, kTileK = 64, kN1Chunk = 128;
-  static constexpr int kConsumerThreads = 256, kProducerThreads = 128;
-  static constexpr int kThreads = kConsumerThreads + kProducerThreads;
+  static constexpr int kConsumerThreads = 256;
+  // One CTA a tile.
+  static constexpr int kTileThreads = kConsumerThreads;
+  static constexpr int tile_stages(int n1) { return n1 <= 128 ? 4 : 3; }
+  // Two CTAs an SM where the shared memory allows it (fp16 n0 = 128 takes 160 KB): <= 128 registers.
+  static constexpr int tile_min_ctas_per_sm(int n0, int elem_bytes) { return n0 == 64 || elem_bytes == 1 ? 2 : 1; }
+  // Warp-specialised.
+  static constexpr int kProducerThreads = 128;
+  static constexpr int kWsThreads = kConsumerThreads + kProducerThreads;
+  static constexpr int kWsMinTilesPerSm = 2;
   static constexpr int kSmemBytes = 220 * 1024;  // of the 227 KB a CTA may take; the rest: barriers, alignment
   static constexpr int kMaxStages = 8;
-  static constexpr int stages(int n0, int n1, int elem_bytes) {
+  static constexpr int ws_stages(int n0, int n1, int elem_bytes) {
     const int stage = (kTileM + n0) * kTileK * elem_bytes, b1 = n1 * n0 * elem_bytes;
     const int fit = (kSmemBytes - b1) / stage;
     return fit < kMaxStages ? fit : kMaxStages;
@@ -46,7 +61,7 @@ struct B2bSm90Policy {
   // Convolutions: a k-tile (kTileK elements) must lie within one filter tap, so c % kTileK == 0.
   static constexpr bool supports_conv_c(int64_t c) { return c % kTileK == 0; }
 };
-static_assert(B2bSm90Policy::stages(128, 256, 2) >= 3, "the largest fp16 configuration keeps a 3-stage ring");
+static_assert(B2bSm90Policy::ws_stages(128, 256, 2) >= 3, "the largest fp16 configuration keeps a 3-stage ring");
 static_assert(B2bSm90Policy::kTileM == B2bPortablePolicy::kTileM, "both families tile m alike (one grid formula)");
 
 // Problem limits common to both families.

@@ -20,6 +20,7 @@
 #include "ozgemm/b2b.hpp"
 #include "ozgemm/ozgemm.hpp"
 #include "ozgemm/reference/b2b.hpp"
+#include "kernels/b2b/policy.hpp"
 
 using namespace ozgemm::b2b;
 using ozgemm::KernelFamily;
@@ -344,6 +345,56 @@ TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
   }
   check_f16_paths(batched_shape(333, 64, 64, 128), {Path::RegisterSm90}, "sm90 batched", rng);
   check_f16_paths(grouped_shape(64, 128, 64), {Path::RegisterSm90}, "sm90 grouped", rng);
+}
+
+// The Hopper kernel's warp-specialised persistent schedule (GEMM pairs of at least
+// kWsMinTilesPerSm tiles an SM, kernels/b2b/policy.hpp): the k-tile stream crosses tiles (k0 = 64:
+// every k-tile; 576: nine k-tiles past the ring's depth), partial last tiles, every n0 x n1,
+// alpha/beta, batched (B1 reloaded at each batch) and grouped, fp16 and int8, against the host
+// reference bit for bit.
+TEST_F(GpuB2b, HopperWarpSpecialisedScheduleExact) {
+  {
+    Plan plan;
+    std::string why;
+    if (ozgemm::b2b::plan(handle().get(), shape(128, 64, 64, 64), options_of(Path::RegisterSm90), &plan, &why) ==
+        OZGEMM_STATUS_NOT_SUPPORTED)
+      GTEST_SKIP() << "the Hopper b2b kernel does not run here: " << why;
+  }
+  int device = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  const int64_t ws_rows = int64_t(ozgemm::kernels::B2bSm90Policy::kWsMinTilesPerSm) * sms * 128;
+  struct S {
+    int64_t m, k0, n0, n1;
+    float beta1;
+  };
+  for (S s : {S{ws_rows + 77, 64, 64, 128, 0}, S{ws_rows + 5 * 128, 576, 64, 256, 1}, S{ws_rows + 1, 192, 128, 64, 2},
+              S{ws_rows, 128, 128, 256, 0}}) {
+    Problem p = shape(s.m, s.k0, s.n0, s.n1);
+    p.beta1 = s.beta1;
+    const Data d = make_data(p, p.m, true, rng);
+    std::vector<uint16_t> want(size_t(p.m) * p.n1);
+    reference(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    expect_equal(run_gpu(p, d, p.m, Path::RegisterSm90), want,
+                 "ws fp16 m=" + std::to_string(s.m) + " k0=" + std::to_string(s.k0) + " n0=" + std::to_string(s.n0) +
+                     " n1=" + std::to_string(s.n1));
+  }
+  Problem b = batched_shape(ws_rows / 2 + 33, 128, 64, 128);  // 3 batches: the work crosses batches mid-CTA
+  check_f16_paths(b, {Path::RegisterSm90}, "ws fp16 batched", rng);
+  Problem g = grouped_shape(64, 128, 64);
+  g.group_m = {100, 1, 0, ws_rows + 257, 64};
+  check_f16_paths(g, {Path::RegisterSm90}, "ws fp16 grouped", rng);
+  for (S s : {S{ws_rows + 77, 576, 64, 256, 1}, S{ws_rows + 3, 128, 128, 128, 0}}) {
+    Problem p = shape(s.m, s.k0, s.n0, s.n1);
+    p.type = DataType::S8;
+    p.beta1 = s.beta1;
+    p.alpha0 = 1.0f / 256, p.alpha1 = 1.0f / 256;
+    const DataT<int8_t> d = make_data_s8(p, p.m, rng);
+    std::vector<int8_t> want(size_t(p.m) * p.n1);
+    reference_s8(p, d.a0.data(), d.b0.data(), d.bias.data(), d.b1.data(), d.c1.data(), want.data());
+    expect_equal_s8(run_gpu(p, d, p.m, Path::RegisterSm90), want,
+                    "ws int8 m=" + std::to_string(s.m) + " k0=" + std::to_string(s.k0) + " n0=" + std::to_string(s.n0));
+  }
 }
 
 TEST_F(GpuB2b, RejectsWhatItCannotRun) {
