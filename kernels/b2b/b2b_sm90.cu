@@ -1,9 +1,10 @@
 // kernels/b2b/b2b_sm90.cu — fused back-to-back GEMM for Hopper (sm_90a), register residency, fp16
-// or int8: GEMM 0 with wgmma reading A0 and B0 from shared memory (swizzled, filled by a 4-stage
-// cp.async ring), GEMM 1 with wgmma taking D0 as its A operand from registers (as attention
-// kernels feed P into P x V).
+// or int8: GEMM 0 with wgmma reading A0 and B0 from shared memory (swizzled, filled by a cp.async
+// ring), GEMM 1 with wgmma taking D0 as its A operand from registers (as attention kernels feed P
+// into P x V). Two schedules (policy.hpp, B2bSm90Policy; the launcher picks): one CTA a tile, whose
+// threads also fill the ring, and warp-specialised persistent, a producer warp group filling it.
 //
-// One CTA = two warp groups = 128 rows; each warp group owns 64 rows and all n0 / n1 columns.
+// A tile = two consumer warp groups = 128 rows; each warp group owns 64 rows and all n0 / n1 columns.
 // Why D0 needs no shuffle, fp16: the accumulator of a 64 x N wgmma (CLayout_64xN) holds, per
 // thread, values (e, h, b) = (column pair, row half, 8-column block) with flat index e + 2h + 4b;
 // the register A operand of a 64 x 16 wgmma (ALayout_64x16) holds (e, h, k-half) of one 16-wide
@@ -342,8 +343,9 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
 #endif
 }
 
-// Convolutions, and GEMM pairs of fewer than kWsMinTilesPerSm tiles an SM: one CTA a tile.
-// Otherwise the persistent warp-specialised grid: as many CTAs as fit at once (one an SM).
+// Convolutions, GEMM pairs of fewer than kWsMinTilesPerSm tiles an SM and int8 with n0 = 128 (policy.hpp,
+// ws_type_n0): one CTA a tile. Otherwise the persistent warp-specialised grid: as many CTAs as fit
+// at once (one an SM).
 template <class T, int N0, int N1>
 cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t stream) {
   int device = 0, sms = 0;
@@ -351,7 +353,8 @@ cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t s
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (e != cudaSuccess) return e;
   const int64_t work = tiles * batch;
-  if (args.conv_c > 0 || work < int64_t(B2bSm90Policy::kWsMinTilesPerSm) * sms) {
+  if (args.conv_c > 0 || work < int64_t(B2bSm90Policy::kWsMinTilesPerSm) * sms ||
+      !B2bSm90Policy::ws_type_n0(N0, int(sizeof(T)))) {
     auto kernel = b2b_sm90_tile_kernel<T, N0, N1>;
     const int smem = static_cast<int>(sizeof(typename B2bSm90Config<T, N0, N1>::Smem));
     if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess) return e;

@@ -35,9 +35,10 @@ struct B2bPortablePolicy {
 // - warp-specialised and persistent (GEMM pairs of at least kWsMinTilesPerSm tiles an SM): one CTA an
 //   SM, a producer warp group streams the k-tiles of all the CTA's tiles through up to kMaxStages
 //   stages (the shared memory B1 leaves), mbarrier-signalled, while the consumers finish the
-//   previous tile. Measured on the H100 (docs/b2b.md, "Warp-specialised"): 4-10% faster on the GEMM
-//   pairs, up to 28% slower on 3 x 3 convolutions (whose A0 comes from L2: fewer warps an SM to hide
-//   latency), slower where the tiles do not fill two an SM.
+//   previous tile. Measured on the H100 (docs/b2b.md, "Warp-specialised"): 4-10% faster on the fp16
+//   GEMM pairs and int8 n0 = 64, 1.5-5% slower on int8 n0 = 128, up to 28% slower on 3 x 3
+//   convolutions (whose A0 comes from L2: fewer warps an SM to hide latency), and slower where the
+//   tiles do not fill two an SM (the 196-tile int8 convolution).
 struct B2bSm90Policy {
   static constexpr int kTileM = 128, kTileK = 64, kN1Chunk = 128;
   static constexpr int kConsumerThreads = 256;
@@ -50,6 +51,9 @@ struct B2bSm90Policy {
   static constexpr int kProducerThreads = 128;
   static constexpr int kWsThreads = kConsumerThreads + kProducerThreads;
   static constexpr int kWsMinTilesPerSm = 2;
+  // Where it runs (with enough tiles, no convolution): fp16, and int8 with n0 = 64. int8 n0 = 128
+  // (two CTAs an SM one a tile) measured 1.5-5% slower warp-specialised (H100, docs/b2b.md).
+  static constexpr bool ws_type_n0(int n0, int elem_bytes) { return elem_bytes == 2 || n0 == 64; }
   static constexpr int kSmemBytes = 220 * 1024;  // of the 227 KB a CTA may take; the rest: barriers, alignment
   static constexpr int kMaxStages = 8;
   static constexpr int ws_stages(int n0, int n1, int elem_bytes) {
