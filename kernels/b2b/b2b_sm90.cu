@@ -294,7 +294,9 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
         ++state;
       }
     }
-    cp_async_wait<0>();
+    // Exit only after the consumers have released every stage (CUTLASS's load tail): no arrival of
+    // ours is still pending on a barrier when we leave (compute-sanitizer synccheck).
+    pipeline.producer_tail(state);
     return;
   }
 
@@ -362,15 +364,19 @@ cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t s
              stream>>>(args);
     return cudaGetLastError();
   }
-  auto kernel = b2b_sm90_ws_kernel<T, N0, N1>;
-  const int smem = static_cast<int>(sizeof(B2bSm90WsSmem<T, N0, N1>));
-  if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess) return e;
-  int per_sm = 0;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B2bSm90Policy::kWsThreads, smem)) != cudaSuccess)
-    return e;
-  const int64_t ctas = std::min<int64_t>(work, int64_t(sms) * std::max(per_sm, 1));
-  kernel<<<static_cast<unsigned>(ctas), B2bSm90Policy::kWsThreads, smem, stream>>>(args, tiles, work);
-  return cudaGetLastError();
+  if constexpr (B2bSm90Policy::ws_type_n0(N0, int(sizeof(T)))) {  // (no warp-specialised int8 n0 = 128 built)
+    auto kernel = b2b_sm90_ws_kernel<T, N0, N1>;
+    const int smem = static_cast<int>(sizeof(B2bSm90WsSmem<T, N0, N1>));
+    if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess) return e;
+    int per_sm = 0;
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B2bSm90Policy::kWsThreads, smem)) !=
+        cudaSuccess)
+      return e;
+    const int64_t ctas = std::min<int64_t>(work, int64_t(sms) * std::max(per_sm, 1));
+    kernel<<<static_cast<unsigned>(ctas), B2bSm90Policy::kWsThreads, smem, stream>>>(args, tiles, work);
+    return cudaGetLastError();
+  }
+  return cudaErrorInvalidValue;  // unreachable: ws_type_n0 is checked above
 }
 
 template <class T, int N0>

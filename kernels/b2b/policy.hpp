@@ -27,7 +27,7 @@ struct B2bPortablePolicy {
 // consumer warp groups of 64 rows each (GEMM 0, D0's conversion, GEMM 1 in column chunks of at most
 // kN1Chunk (64 fp32 accumulators a thread), the stores), a ring of swizzled shared-memory stages of
 // A0's and B0's 64-element k-tiles (128B swizzle fp16, 64B int8), in two schedules:
-// - one CTA a tile (convolutions, and GEMM pairs of fewer than kWsMinTilesPerSm tiles an SM): 256
+// - one CTA a tile (convolutions, int8 with n0 = 128, GEMM pairs of fewer than kWsMinTilesPerSm tiles an SM): 256
 //   threads that also fill the ring (cp.async, tile_stages deep, refilled at every tile); with
 //   n0 = 64 (and int8 n0 = 128) two CTAs fit an SM (<= 128 registers a thread; shared memory, fp16:
 //   4 stages plus B1 = 112 KB at n1 <= 128, 3 stages + B1 = 104 KB at n1 = 256) and one CTA's GEMM 1

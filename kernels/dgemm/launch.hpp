@@ -160,7 +160,8 @@ bool fused_portable_built();
 // shift_from_max of the rows; the scheme's s0 is one less):
 //   launch_oz2_norms:     S[r] += sum over the row of oz2_norm_term (S zeroed by the caller);
 //   launch_oz2_residues:  sft[r] = s0 + oz2_extra_shift(S[r]) and, for each modulus i, the residues
-//                         res[i * plane + r * kpad + l] = sym_mod(trunc_scaled(X(r, l), sft[r]), p_i)
+//                         res[i * plane + r * kpad + l] = sym_mod(trunc(X(r, l) 2^sft[r]), p_i) (past 16
+//                         moduli trunc(.) passes int64: oz2_pieces_for_count, oz2_scaled_residue)
 //                         for r < rows_pad, l < kpad (0 for padding and Inf/NaN);
 //   launch_oz2_accumulate: k past one int32 chunk: plane = sym_mod(plane + partial, p) over rows x
 //                         cols (both int32, leading dimension ld);

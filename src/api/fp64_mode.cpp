@@ -115,8 +115,10 @@ ozgemmStatus_t decide_fp64(ozgemmContext* h, const GemmShape& s, const double* A
   size_t bytes = dp.workspace_bytes;
   Plan guess;
   if (oz1 && plan_with(h, s, kDefaultSlices, &guess) == OZGEMM_STATUS_SUCCESS) bytes = std::max(bytes, guess.workspace_bytes);
-  if (oz2) bytes = std::max(bytes, largest2.workspace_bytes);
-  ozgemmStatus_t st = ensure_workspace(h, bytes, ws);
+  ozgemmStatus_t st = ensure_workspace(h, oz2 ? std::max(bytes, largest2.workspace_bytes) : bytes, ws);
+  // Without room for Ozaki-II at every count (kMaxModuli's planes), the decision's own: the chosen
+  // count's workspace is ensured after it (step 3).
+  if (st == OZGEMM_STATUS_ALLOC_FAILED && oz2) st = ensure_workspace(h, bytes, ws);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   dispatch::ExecContext exec = h->exec();
 

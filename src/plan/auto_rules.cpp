@@ -54,24 +54,26 @@ constexpr double kOzaki2DecisionProducts = 3.4;
 // 8192^3 1.27 / 1.02x, 12288^3 1.34 / 0.95x, 16384^2 x 8192 1.33 / 0.97x; with it, past the first
 // row (call7-rule-shapes-e74cd04), phi 0.5 / 1 / -1: 16384^3 0.99 / 0.98 / 1.47x, 16384^2 x 4096
 // 1.18 / 0.97 / 1.19x, but 8192^2 x 16384 0.94 / 0.95 / 1.30x, 8192^2 x 24576 0.97 / 0.96 / 1.28x and
-// 8192^2 x 4096 1.12 / 0.91 / 1.04x. The rule takes the shapes that lose at most 5% where the bound
-// fails (at k >= 16384 it fails for phi 0.5 too: 16 moduli are not enough there): on 8192-wide
-// outputs the decision is too large a share past k = 12288 or below 8192, on 16384-wide ones not.
+// 8192^2 x 4096 1.12 / 0.91 / 1.04x. The rule took the shapes that lose at most 5% where the bound
+// fails (at k >= 16384 it failed for phi 0.5 too: 16 moduli were not enough there): on 8192-wide
+// outputs the decision was too large a share past k = 12288 (until the wide counts below) or below
+// 8192, on 16384-wide ones not.
 // Past 16 moduli (2026-11-25, bench/results/2026-11-25-h100-oz2-wide, `bash bench/device_oz2_wide.sh`):
 // FIXED mode at 16 / 17 / 18 / 20 moduli against native, 8192^3: 1.35 / 1.23 / 1.16 / 1.03x;
 // 16384^3: 1.58 / 1.48 / 1.40 / 1.23x; so with the decision (2.7 ms at 8192^3, 14-16 ms at 16384^3)
 // FP64 mode took 18 moduli at 8192^3 phi 1 (1.06x; native before), 17 at 16384^3 phi 0.5 (1.31x;
 // 0.99x before), 18 at 16384^3 phi 1 (1.25x) and 12288^3 phi 1 (1.16x), 17 at 8192^2 x 16384
-// phi 0.5 (1.18x, forced past the old k limit). max_moduli: the largest count measured (or, where
-// marked, predicted from these rates) to beat native with the decision included; a larger count
-// meeting the bound runs native.
+// phi 0.5 (1.18x, forced past the old k limit; call 3: phi 1 1.11x at 18, phi -1 1.24x at 16), so
+// 8192-wide outputs now reach k = 16384. max_moduli: the largest count measured (or, where marked
+// "predicted", extrapolated from these rates) to beat native with the decision included; a larger
+// count meeting the bound runs native.
 struct HopperOzaki2Rule {
   int64_t min_mn, min_k, max_k;  // min(m, n) at least, k in [min_k, max_k]
   int max_moduli;
 };
 constexpr HopperOzaki2Rule kHopperOzaki2Rules[] = {
     {8192, 8192, 16384, 18},
-    {16384, 8192, 16384, 20},
+    {16384, 8192, 16384, 20},  // 20 predicted: FIXED 1.23x at 16384^3 before a 14-16 ms decision
     {16384, 4096, 8191, 18},
 };
 

@@ -41,7 +41,7 @@ Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
       o.shift[r] = s;
       o.nonfinite[r] = row.nonfinite;
       for (int64_t l = 0; l < k; ++l) {
-        const double v = nm::is_finite(get(r, l)) ? get(r, l) : 0.0;
+        const double g = get(r, l), v = nm::is_finite(g) ? g : 0.0;
         // A' = trunc(v 2^s): an int64 up to 16 moduli, past int64 at the wide counts (residues from
         // the significand there).
         const int64_t a = wide ? 0 : nm::trunc_scaled(v, s);

@@ -384,7 +384,7 @@ TEST_F(GpuB2b, HopperWarpSpecialisedScheduleExact) {
   Problem g = grouped_shape(64, 128, 64);
   g.group_m = {100, 1, 0, ws_rows + 257, 64};
   check_f16_paths(g, {Path::RegisterSm90}, "ws fp16 grouped", rng);
-  for (S s : {S{ws_rows + 77, 576, 64, 256, 1}, S{ws_rows + 3, 128, 128, 128, 0}}) {
+  for (S s : {S{ws_rows + 77, 576, 64, 256, 1}, S{ws_rows + 3, 128, 64, 128, 0}}) {  // (int8 n0 = 128: one CTA a tile)
     Problem p = shape(s.m, s.k0, s.n0, s.n1);
     p.type = DataType::S8;
     p.beta1 = s.beta1;

@@ -296,7 +296,7 @@ std::string option_help(const std::string& flag) {
          "                        (the library's default); fixed: --slices as given (default " << kDefaultSlices << ")\n";
   else if (flag == "--scheme")
     u << "  --scheme S            auto (default: FP64 mode takes the faster scheme that meets the bound; FIXED mode\n"
-         "                        Ozaki-I), ozaki1 (slices) or ozaki2 (integer CRT; FIXED: --moduli N, 2..16, default 14)\n";
+         "                        Ozaki-I), ozaki1 (slices) or ozaki2 (integer CRT; FIXED: --moduli N, 2..20, default 14)\n";
   else if (flag == "--variant") u << "  --variant V           auto|unfused|partially-fused|fully-fused|native (GPU only)\n";
   else if (flag == "--family") u << "  --family F            auto|sm90|portable: the fused kernels (GPU only)\n";
   else if (flag == "--accumulator")

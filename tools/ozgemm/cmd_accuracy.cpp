@@ -37,7 +37,7 @@ int cmd_accuracy(const CliOptions& o) {
       rows.push_back({phi, false, f.decision.slices, f.err, fp64_label(f.decision), fp64_bound_text(f.decision)});
     }
     if (o.scheme == Scheme::Ozaki2) {
-      const std::vector<int> counts = o.moduli > 0 ? std::vector<int>{o.moduli} : std::vector<int>{8, 10, 12, 13, 14, 15, 16};
+      const std::vector<int> counts = o.moduli > 0 ? std::vector<int>{o.moduli} : std::vector<int>{8, 10, 12, 13, 14, 15, 16, 17, 18, 20};
       for (const int nmod : counts) {
         C = p.C0;
         ref::ozaki2_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta,

@@ -185,9 +185,11 @@ constexpr int kModuliWindow = kMaxModuli - kMinModuli + 1;
 // 8 (q - 1) <= d - 1: a sufficient test (it may miss exactness by up to 7 bits, never claim it falsely).
 OZGEMM_HD bool oz2_row_exact(int32_t q, int32_t d) { return int64_t(8) * (int64_t(q) - 1) <= int64_t(d) - 1; }
 
-// y 2^-(s_r + t_c) exact: |y| >= 1 stays normal (scale_sum <= 1022) and |y| < P/2 < 2^127 stays finite
-// (scale_sum >= 127 - 1023).
-OZGEMM_HD bool oz2_reconstruction_normal(int64_t scale_sum) { return scale_sum <= 1022 && scale_sum >= -896; }
+// y 2^-(s_r + t_c) exact: |y| >= 1 stays normal (scale_sum <= 1022) and |y| < P/2 <= 2^(8 kMaxModuli - 1)
+// (every p_i <= 2^8) stays finite (scale_sum >= 8 kMaxModuli - 1 - 1023: -864 at 20 moduli; one limit for
+// every count, sufficient for the smaller ones).
+constexpr int64_t kOz2MinScaleSum = 8 * int64_t(kMaxModuli) - 1 - 1023;
+OZGEMM_HD bool oz2_reconstruction_normal(int64_t scale_sum) { return scale_sum <= 1022 && scale_sum >= kOz2MinScaleSum; }
 
 // R2(N) in parts, so that a pass over all entries and counts does one division per entry: per row
 // (column) and count, its side x = [!exact] 2^(54 - kUnitBits - d) (T2's factor of the other side's

@@ -149,13 +149,15 @@ OZGEMM_HD ScaledSignificand scaled_significand(double x, int e) {
 // Callers keep |x| 2^e below 2^62.
 OZGEMM_HD int64_t scaled_floor(double x, int e) {
   const ScaledSignificand s = scaled_significand(x, e);
+  if (s.mant == 0) return 0;  // +-0 at any e (no shift past 63)
   if (s.p >= 0) return static_cast<int64_t>(s.mant << s.p);
   return s.p <= -64 ? 0 : static_cast<int64_t>(s.mant >> (-s.p));
 }
 OZGEMM_HD int64_t scaled_ceil(double x, int e) {
   const ScaledSignificand s = scaled_significand(x, e);
+  if (s.mant == 0) return 0;
   if (s.p >= 0) return static_cast<int64_t>(s.mant << s.p);
-  if (s.p <= -64) return s.mant != 0 ? 1 : 0;
+  if (s.p <= -64) return 1;
   const bool rest = (s.mant & ((1ull << (-s.p)) - 1)) != 0;
   return static_cast<int64_t>(s.mant >> (-s.p)) + (rest ? 1 : 0);
 }

@@ -44,6 +44,12 @@ using ozgemm::kMaxModuli;
 using ozgemm::kMinModuli;
 // |A'| <= sqrt(Q) < sqrt(P) / 2 <= 2^(4n - 1) (every p_i <= 2^8): the bits of A' and B' at n moduli.
 OZGEMM_HD constexpr int oz2_operand_bits(int n) { return 4 * n - 1; }
+constexpr bool oz2_moduli_within_2_8() {
+  for (int p : kModuliTable)
+    if (p < 2 || p > 256) return false;
+  return true;
+}
+static_assert(oz2_moduli_within_2_8(), "oz2_operand_bits: every p_i <= 2^8");
 // Counts whose A', B' may pass int64 (n >= 17). They are never formed as integers: the kernels cut
 // pieces from the significand (oz2_pieces_of_scaled_wide), the host reference takes residues from it
 // (oz2_scaled_residue). Up to 16 moduli both keep their int64 forms.
@@ -126,6 +132,11 @@ struct Oz2Pieces {
   float f[W];
   uint32_t low_byte;  // a mod 2^8 (two's complement): the residue modulo 256
 };
+// sign u for a 14-bit piece u: 2^23 + u as an FP32 (u in the low mantissa bits), then
+// sign (2^23 + u) - sign 2^23, exact.
+OZGEMM_HD float oz2_piece_float(uint32_t u, float sign) {
+  return fma_rn(float_of(0x4B000000u | u), sign, sign * -8388608.0f);
+}
 // The pieces of a = (neg ? -mag : mag); precondition mag < 2^(14 W).
 template <int W>
 OZGEMM_HD Oz2Pieces<W> oz2_pieces_from(uint64_t mag, bool neg) {
@@ -136,9 +147,7 @@ OZGEMM_HD Oz2Pieces<W> oz2_pieces_from(uint64_t mag, bool neg) {
 #pragma unroll
 #endif
   for (int j = 0; j < W; ++j) {
-    // 2^23 + u as an FP32 (u < 2^14 in the low mantissa bits), then sign (2^23 + u) - sign 2^23.
-    const uint32_t u = static_cast<uint32_t>(mag >> (kOz2PieceBits * j)) & ((1u << kOz2PieceBits) - 1);
-    out.f[j] = fma_rn(float_of(0x4B000000u | u), sign, sign * -8388608.0f);
+    out.f[j] = oz2_piece_float(static_cast<uint32_t>(mag >> (kOz2PieceBits * j)) & ((1u << kOz2PieceBits) - 1), sign);
   }
   out.low_byte = static_cast<uint32_t>(neg ? uint64_t(0) - mag : mag) & 0xffu;
   return out;
@@ -168,8 +177,7 @@ OZGEMM_HD Oz2Pieces<W> oz2_pieces_of_scaled_wide(double x, int e) {
   for (int j = 0; j < W; ++j) {
     const int sh = kOz2PieceBits * j - s.p;  // piece j = bits [sh, sh + 14) of mant
     const uint64_t window = sh >= 64 ? 0 : sh >= 0 ? s.mant >> sh : sh > -64 ? s.mant << -sh : 0;
-    const uint32_t u = static_cast<uint32_t>(window) & ((1u << kOz2PieceBits) - 1);
-    out.f[j] = fma_rn(float_of(0x4B000000u | u), sign, sign * -8388608.0f);
+    out.f[j] = oz2_piece_float(static_cast<uint32_t>(window) & ((1u << kOz2PieceBits) - 1), sign);
   }
   // a's low 64 bits (mant 2^p mod 2^64), negated for negative a: the low byte is a mod 2^8.
   const uint64_t low = s.p >= 64 ? 0 : s.p >= 0 ? s.mant << s.p : s.p > -64 ? s.mant >> -s.p : 0;
