@@ -85,6 +85,9 @@ struct Plan {
   Options options;                             // as asked
   KernelFamily family = KernelFamily::Portable;  // fused: the family that runs (Auto resolved)
   int64_t grid_tiles = 0;                      // CTAs along m (over all groups)
+  // Sm90: > 0 runs the warp-specialised persistent schedule on this many CTAs (one an SM), 0 one CTA
+  // a tile (kernels/b2b/policy.hpp, B2bSm90Policy).
+  int64_t persistent_ctas = 0;
   int groups = 0;                              // grouped problems: number of groups (every path)
   size_t workspace_bytes = 0;
   // Workspace layout (byte offsets, 256-aligned). Grouped: the device table of the groups' first

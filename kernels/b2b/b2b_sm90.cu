@@ -1,7 +1,7 @@
 // kernels/b2b/b2b_sm90.cu — fused back-to-back GEMM for Hopper (sm_90a), register residency, fp16
 // or int8: GEMM 0 with wgmma reading A0 and B0 from shared memory (swizzled, filled by a cp.async
 // ring), GEMM 1 with wgmma taking D0 as its A operand from registers (as attention kernels feed P
-// into P x V). Two schedules (policy.hpp, B2bSm90Policy; the launcher picks): one CTA a tile, whose
+// into P x V). Two schedules (policy.hpp, B2bSm90Policy; the b2b planner picks): one CTA a tile, whose
 // threads also fill the ring, and warp-specialised persistent, a producer warp group filling it.
 //
 // A tile = two consumer warp groups = 128 rows; each warp group owns 64 rows and all n0 / n1 columns.
@@ -21,8 +21,6 @@
 #include "kernels/b2b/b2b_device.cuh"
 
 #if defined(OZGEMM_BUILD_SM90_FUSED)
-
-#include <algorithm>
 
 #include <cuda_fp16.h>
 
@@ -345,18 +343,12 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
 #endif
 }
 
-// Convolutions, GEMM pairs of fewer than kWsMinTilesPerSm tiles an SM and int8 with n0 = 128 (policy.hpp,
-// ws_type_n0): one CTA a tile. Otherwise the persistent warp-specialised grid: as many CTAs as fit
-// at once (one an SM).
+// persistent_ctas == 0: one CTA a tile; > 0: the warp-specialised persistent grid of that many CTAs
+// (the b2b planner's choice, Plan::persistent_ctas).
 template <class T, int N0, int N1>
-cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t stream) {
-  int device = 0, sms = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (e != cudaSuccess) return e;
-  const int64_t work = tiles * batch;
-  if (args.conv_c > 0 || work < int64_t(B2bSm90Policy::kWsMinTilesPerSm) * sms ||
-      !B2bSm90Policy::ws_type_n0(N0, int(sizeof(T)))) {
+cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, int64_t persistent_ctas, cudaStream_t stream) {
+  cudaError_t e = cudaSuccess;
+  if (persistent_ctas == 0) {
     auto kernel = b2b_sm90_tile_kernel<T, N0, N1>;
     const int smem = static_cast<int>(sizeof(typename B2bSm90Config<T, N0, N1>::Smem));
     if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess) return e;
@@ -365,35 +357,32 @@ cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t s
     return cudaGetLastError();
   }
   if constexpr (B2bSm90Policy::ws_type_n0(N0, int(sizeof(T)))) {  // (no warp-specialised int8 n0 = 128 built)
+    if (args.conv_c > 0 || persistent_ctas > 0x7fffffffLL) return cudaErrorInvalidValue;
     auto kernel = b2b_sm90_ws_kernel<T, N0, N1>;
     const int smem = static_cast<int>(sizeof(B2bSm90WsSmem<T, N0, N1>));
     if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess) return e;
-    int per_sm = 0;
-    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B2bSm90Policy::kWsThreads, smem)) !=
-        cudaSuccess)
-      return e;
-    const int64_t ctas = std::min<int64_t>(work, int64_t(sms) * std::max(per_sm, 1));
-    kernel<<<static_cast<unsigned>(ctas), B2bSm90Policy::kWsThreads, smem, stream>>>(args, tiles, work);
+    kernel<<<static_cast<unsigned>(persistent_ctas), B2bSm90Policy::kWsThreads, smem, stream>>>(args, tiles,
+                                                                                                 tiles * batch);
     return cudaGetLastError();
   }
-  return cudaErrorInvalidValue;  // unreachable: ws_type_n0 is checked above
+  return cudaErrorInvalidValue;
 }
 
 template <class T, int N0>
-cudaError_t launch_n1(const B2bArgs& a, int n1, int64_t tiles, int batch, cudaStream_t s) {
+cudaError_t launch_n1(const B2bArgs& a, int n1, int64_t tiles, int batch, int64_t ctas, cudaStream_t s) {
   switch (n1) {
-    case 64: return launch<T, N0, 64>(a, tiles, batch, s);
-    case 128: return launch<T, N0, 128>(a, tiles, batch, s);
-    case 256: return launch<T, N0, 256>(a, tiles, batch, s);
+    case 64: return launch<T, N0, 64>(a, tiles, batch, ctas, s);
+    case 128: return launch<T, N0, 128>(a, tiles, batch, ctas, s);
+    case 256: return launch<T, N0, 256>(a, tiles, batch, ctas, s);
   }
   return cudaErrorInvalidValue;
 }
 
 template <class T>
-cudaError_t launch_n0(const B2bArgs& a, int n0, int n1, int64_t tiles, int batch, cudaStream_t s) {
+cudaError_t launch_n0(const B2bArgs& a, int n0, int n1, int64_t tiles, int batch, int64_t ctas, cudaStream_t s) {
   switch (n0) {
-    case 64: return launch_n1<T, 64>(a, n1, tiles, batch, s);
-    case 128: return launch_n1<T, 128>(a, n1, tiles, batch, s);
+    case 64: return launch_n1<T, 64>(a, n1, tiles, batch, ctas, s);
+    case 128: return launch_n1<T, 128>(a, n1, tiles, batch, ctas, s);
   }
   return cudaErrorInvalidValue;
 }
@@ -401,13 +390,14 @@ cudaError_t launch_n0(const B2bArgs& a, int n0, int n1, int64_t tiles, int batch
 }  // namespace
 
 cudaError_t launch_b2b_sm90(const B2bArgs& args, bool int8, int n0, int n1, int64_t grid_tiles, int batch,
-                            cudaStream_t stream) {
+                            int64_t persistent_ctas, cudaStream_t stream) {
   if (grid_tiles <= 0 || batch <= 0) return cudaSuccess;
   if (grid_tiles > 0x7fffffffLL || batch > 65535 || args.k0 % kK != 0 || args.d0_out ||
       (args.conv_c > 0 && !B2bSm90Policy::supports_conv_c(args.conv_c)))
     return cudaErrorInvalidValue;
-  return int8 ? launch_n0<int8_t>(args, n0, n1, grid_tiles, batch, stream)
-              : launch_n0<half_t>(args, n0, n1, grid_tiles, batch, stream);
+  if (persistent_ctas < 0) return cudaErrorInvalidValue;
+  return int8 ? launch_n0<int8_t>(args, n0, n1, grid_tiles, batch, persistent_ctas, stream)
+              : launch_n0<half_t>(args, n0, n1, grid_tiles, batch, persistent_ctas, stream);
 }
 bool b2b_sm90_built() { return true; }
 
@@ -418,7 +408,9 @@ bool b2b_sm90_built() { return true; }
 
 namespace ozgemm {
 namespace kernels {
-cudaError_t launch_b2b_sm90(const B2bArgs&, bool, int, int, int64_t, int, cudaStream_t) { return cudaErrorNotSupported; }
+cudaError_t launch_b2b_sm90(const B2bArgs&, bool, int, int, int64_t, int, int64_t, cudaStream_t) {
+  return cudaErrorNotSupported;
+}
 bool b2b_sm90_built() { return false; }
 }  // namespace kernels
 }  // namespace ozgemm

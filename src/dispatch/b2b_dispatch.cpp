@@ -73,7 +73,7 @@ ozgemmStatus_t run_fused(const ExecContext& ctx, const Plan& plan, const Problem
   const bool shared = plan.options.residency == b2b::Residency::Shared;
   return status_of(plan.family == KernelFamily::Sm90
                        ? kernels::launch_b2b_sm90(k, p.type == DataType::S8, int(p.n0), int(p.n1), plan.grid_tiles, batch,
-                                                  ctx.stream)
+                                                  plan.persistent_ctas, ctx.stream)
                        : kernels::launch_b2b(k, p.type == DataType::S8, int(p.n0), int(p.n1), shared, plan.grid_tiles,
                                              batch, ctx.stream));
 }

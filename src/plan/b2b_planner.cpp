@@ -186,6 +186,13 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
     *refusal = Refusal::Problem;
     return "m too large for the grid";
   }
+  // The Hopper kernel's schedule: warp-specialised persistent for GEMM pairs of at least
+  // kWsMinTilesPerSm tiles an SM of the types it is built for, one CTA an SM (its ring takes the
+  // shared memory); one CTA a tile otherwise (policy.hpp has the measurements).
+  const int64_t work = plan.grid_tiles * (p.group_m.empty() ? p.batch : 1);
+  if (family == KernelFamily::Sm90 && !p.conv.enabled() && B2bSm90Policy::ws_type_n0(int(p.n0), eb) &&
+      work >= int64_t(B2bSm90Policy::kWsMinTilesPerSm) * dev.sm_count)
+    plan.persistent_ctas = std::min<int64_t>(work, dev.sm_count);
   plan.workspace_bytes = off;
   *out = plan;
   *refusal = Refusal::None;

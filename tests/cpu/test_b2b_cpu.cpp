@@ -243,6 +243,32 @@ TEST(B2bPlan, FamilyChoiceAndRefusals) {
   EXPECT_EQ(refusal, Refusal::None);
 }
 
+// The Hopper kernel's schedule (kernels/b2b/policy.hpp): warp-specialised persistent, one CTA an SM,
+// for GEMM pairs of at least two tiles an SM, fp16 or int8 with n0 = 64; one CTA a tile otherwise.
+TEST(B2bPlan, HopperScheduleFollowsThePolicy) {
+  DeviceDesc h100;  // compute capability 9.0, every kernel built
+  h100.sm_count = 132;
+  const Options sm90 = fused(Residency::Register, KernelFamily::Sm90);
+  const int64_t two_a_sm = 2 * 132 * 128;
+  EXPECT_EQ(plan_of(shape(two_a_sm, 576, 64, 256), sm90, h100).persistent_ctas, 132);
+  EXPECT_EQ(plan_of(shape(two_a_sm - 128, 576, 64, 256), sm90, h100).persistent_ctas, 0);  // 263 tiles
+  EXPECT_EQ(plan_of(shape(81920, 576, 128, 128), sm90, h100).persistent_ctas, 132);
+  Problem b = shape(100 * 128, 64, 64, 128);  // 100 tiles a batch, 3 batches: 300 >= 264
+  b.batch = 3;
+  EXPECT_EQ(plan_of(b, sm90, h100).persistent_ctas, 132);
+  Problem s8 = shape(81920, 576, 64, 128);
+  s8.type = DataType::S8;
+  EXPECT_EQ(plan_of(s8, sm90, h100).persistent_ctas, 132);
+  s8.n0 = 128;  // measured slower warp-specialised
+  EXPECT_EQ(plan_of(s8, sm90, h100).persistent_ctas, 0);
+  EXPECT_EQ(plan_of(shape(81920, 576, 64, 128), fused(Residency::Register, KernelFamily::Portable), h100).persistent_ctas, 0);
+  // Convolutions keep one CTA a tile (measured slower warp-specialised): 784 tiles.
+  EXPECT_EQ(plan_of(conv_pair(DataType::F16, Conv{32, 56, 56, 64, 3}, 64, 128), sm90, h100).persistent_ctas, 0);
+  DeviceDesc small = h100;
+  small.sm_count = 16;
+  EXPECT_EQ(plan_of(shape(4096, 576, 64, 128), sm90, small).persistent_ctas, 16);  // 32 tiles >= 2 x 16
+}
+
 TEST(B2bPlan, GridAndGroupTable) {
   const Plan p = plan_of(shape(1000, 64, 64, 64), fused(Residency::Register));
   EXPECT_EQ(p.grid_tiles, (1000 + 127) / 128);
