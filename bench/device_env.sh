@@ -6,6 +6,10 @@ set -u
 OUT=${OUT:-./device-out}
 NEW=${NEW:-.carry/new}
 mkdir -p "$OUT/$1"
+# Libraries may travel xz-compressed (the carry limit): unpack them where they lie, once.
+for f in "$NEW"/*.xz ${OLD:+"$OLD"/*.xz}; do
+  [ -f "$f" ] && [ ! -f "${f%.xz}" ] && python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$f" "${f%.xz}"
+done
 export LD_LIBRARY_PATH="$NEW${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat "$NEW/COMMIT" 2>/dev/null || echo unknown)}
 

@@ -70,7 +70,7 @@ OZGEMM_API ozgemmStatus_t plan(ozgemmHandle_t handle, const Problem& problem, co
 
 // Runs a plan on the handle's stream. workspace: plan.workspace_bytes bytes of device memory
 // (256-byte aligned), or nullptr for the handle's own workspace (grown as for ozgemmDgemm).
-// INVALID_VALUE for missing pointers, INSUFFICIENT_WORKSPACE, EXECUTION_FAILED when a launch fails.
+// INVALID_VALUE for missing or misaligned pointers (Arguments), INSUFFICIENT_WORKSPACE, EXECUTION_FAILED when a launch fails.
 OZGEMM_API ozgemmStatus_t run(ozgemmHandle_t handle, const Plan& plan, const Problem& problem, const Arguments& args,
                               void* workspace, size_t workspace_bytes);
 

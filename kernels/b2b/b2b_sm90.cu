@@ -56,11 +56,18 @@ __device__ __forceinline__ uint16_t elem_pair(int8_t lo, int8_t hi) {
   return static_cast<uint16_t>(uint32_t(uint8_t(lo)) | (uint32_t(uint8_t(hi)) << 8));
 }
 
+// Named barriers (user ids) of the consumers: all 256 of them (the warp-specialised kernel's B1
+// loads), and each warp group's 128 (D1's staging, one id a warp group).
+constexpr uint32_t kConsumerBarrier = 1, kStageBarrier0 = 2;
+
 // Epilogue 0, GEMM 1 and epilogue 1 of one tile, for consumer thread ct (0 .. 255) of both
 // schedules: D0 = T(ReLU(alpha0 acc0 + bias0)) in registers is GEMM 1's A operand; D1 =
-// T(ReLU(alpha1 D0 B1 + beta1 C1)), kN1Chunk columns at a time.
+// T(ReLU(alpha1 D0 B1 + beta1 C1)), kN1Chunk columns at a time, each chunk staged in d1_stage
+// (Cfg::kD1StageBytes of shared memory that only this function uses meanwhile; each warp group
+// its own 64 rows) and stored from there as 16-byte vectors of consecutive columns.
 template <class Cfg, int N0, int N1, class Acc0, class SB1>
-__device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bTileRows& tile, Acc0& acc0, SB1 sB1) {
+__device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bTileRows& tile, Acc0& acc0, SB1 sB1,
+                                            uint8_t* d1_stage) {
   using T = typename Cfg::Element;
   constexpr int kN1Chunk = Cfg::kN1Chunk;
   const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;
@@ -87,6 +94,11 @@ __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bT
   const T* C1 = static_cast<const T*>(p.c1) + z * p.stride_c1;
   T* D1 = static_cast<T*>(p.d1) + z * p.stride_d1;
   Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kN1Chunk>>{}));
+  // The staged chunk's stores: this warp group's 64 rows of kRowBytes, kVecs 16-byte vectors a row.
+  constexpr int kPitch = Cfg::kD1StagePitch, kRowBytes = kN1Chunk * int(sizeof(T)), kVecs = kRowBytes / 16;
+  constexpr int kWgRows = kM / 2, kWgThreads = kConsumerThreads / 2;
+  static_assert(kRowBytes % 16 == 0 && (kWgRows * kVecs) % kWgThreads == 0, "whole vectors, evenly shared");
+  const int wg = ct / kWgThreads, wt = ct % kWgThreads;
   CUTE_NO_UNROLL
   for (int chunk = 0; chunk < N1 / kN1Chunk; ++chunk) {
     Tensor sB1c = local_tile(sB1, Shape<Int<kN1Chunk>, Int<N0>>{}, make_coord(chunk, 0));  // rows of B1 = D1 columns
@@ -100,22 +112,36 @@ __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bT
     warpgroup_commit_batch();
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc1);
+    // The previous chunk's (or tile's) staged rows of this warp group have been stored.
+    cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);
     // Values i, i + 1 are columns c, c + 1 of one row (CLayout_64xN: the column pair is the
-    // fastest value mode): one load of C1 and one store of D1 each (4 bytes fp16, 2 int8).
+    // fastest value mode): one load of C1 and one staged pair each (4 bytes fp16, 2 int8). Rows past
+    // the matrix are staged too (never stored).
     CUTE_UNROLL
     for (int i = 0; i < size(acc1); i += 2) {
-      const int r = get<0>(cC1(i)), c = chunk * kN1Chunk + get<1>(cC1(i));
-      if (r >= valid) continue;
-      const int64_t off = (row0 + r) * N1 + c;
+      const int r = get<0>(cC1(i)), c = get<1>(cC1(i));
       float c0 = 0.0f, c1 = 0.0f;
-      if (read_c) {
-        const float2 cc = load_pair(C1 + off);
+      if (read_c && r < valid) {
+        const float2 cc = load_pair(C1 + (row0 + r) * N1 + chunk * kN1Chunk + c);
         c0 = __fmul_rn(p.beta1, cc.x);
         c1 = __fmul_rn(p.beta1, cc.y);
       }
       const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
                                   to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
-      *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(D1 + off) = pair;
+      *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(d1_stage + r * kPitch + c * int(sizeof(T))) = pair;
+    }
+    cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);  // the warp group's rows are staged
+    // Vector v = wt + j kWgThreads of the warp group's rows: row v / kVecs, byte (v % kVecs) 16; the
+    // thread's byte column is the same for every j (kWgThreads is a multiple of kVecs).
+    static_assert(kWgThreads % kVecs == 0, "one byte column a thread");
+    char* const d1_rows = reinterpret_cast<char*>(D1 + (row0 + wg * kWgRows) * N1 + chunk * kN1Chunk) + (wt % kVecs) * 16;
+    const uint8_t* const staged = d1_stage + wg * kWgRows * kPitch + (wt % kVecs) * 16;
+    const int64_t rows_left = valid - wg * kWgRows;
+    CUTE_UNROLL
+    for (int j = 0; j < kWgRows * kVecs / kWgThreads; ++j) {
+      const int r = wt / kVecs + j * (kWgThreads / kVecs);
+      if (r < rows_left)
+        *reinterpret_cast<uint4*>(d1_rows + r * (N1 * int(sizeof(T)))) = *reinterpret_cast<const uint4*>(staged + r * kPitch);
     }
   }
 }
@@ -227,8 +253,9 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::ti
   }
   cp_async_wait<0>();
   cutlass::arch::fence_view_async_shared();
-  __syncthreads();  // B1 visible
-  finish_tile<Cfg, N0, N1>(p, threadIdx.x, tile, acc0, sB1);
+  __syncthreads();  // B1 visible; every wgmma reading the ring has completed: D1's staging may take it
+  static_assert(sizeof(ss.a) >= Cfg::kD1StageBytes, "D1's staging fits in A0's ring");
+  finish_tile<Cfg, N0, N1>(p, threadIdx.x, tile, acc0, sB1, reinterpret_cast<uint8_t*>(ss.a));
 #endif
 }
 
@@ -245,6 +272,7 @@ using WsConfig = B2bSm90Config<T, N0, N1, B2bSm90Policy::ws_stages(N0, N1, int(s
 template <class T, int N0, int N1>
 struct B2bSm90WsSmem {
   typename WsConfig<T, N0, N1>::Smem tiles;
+  alignas(128) uint8_t d1_stage[WsConfig<T, N0, N1>::kD1StageBytes];
   typename cutlass::PipelineAsync<WsConfig<T, N0, N1>::kStages>::SharedStorage pipe;
 };
 
@@ -254,7 +282,6 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Cfg = WsConfig<T, N0, N1>;
   using Pipeline = cutlass::PipelineAsync<Cfg::kStages>;
-  constexpr uint32_t kConsumerBarrier = 1;  // named barrier among the consumers (user id)
   extern __shared__ __align__(128) char smem_buf[];
   auto& sm = *reinterpret_cast<B2bSm90WsSmem<T, N0, N1>*>(smem_buf);
   Tensor sA = make_tensor(make_smem_ptr(sm.tiles.a), typename Cfg::SmemA{});     // (128, 64, stages)
@@ -288,12 +315,13 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
       for (int kt = 0; kt < k_tiles; ++kt) {
         pipeline.producer_acquire(state);
         load_k_tile<Cfg, N0>(p, g2s, thr_copy, tAs, tAc, tBs, tBc, t, pixels, kt, static_cast<int>(state.index()));
-        pipeline.producer_commit(state, cutlass::arch::cpasync_barrier_arrive);
+        // The full barrier counts each producer thread once, when its copies of this stage have
+        // landed (cp.async.mbarrier.arrive.noinc: that asynchronous arrival is the thread's one).
+        cutlass::arch::cpasync_barrier_arrive_noinc(pipeline.producer_get_barrier(state.index()));
         ++state;
       }
     }
-    // Exit only after the consumers have released every stage (CUTLASS's load tail): no arrival of
-    // ours is still pending on a barrier when we leave (compute-sanitizer synccheck).
+    // Exit only after the consumers have released every stage (CUTLASS's load tail).
     pipeline.producer_tail(state);
     return;
   }
@@ -338,7 +366,7 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
       pipeline.consumer_release(state);  // the stage may be refilled
       ++state;
     }
-    finish_tile<Cfg, N0, N1>(p, ct, tile, acc0, sB1);
+    finish_tile<Cfg, N0, N1>(p, ct, tile, acc0, sB1, sm.d1_stage);
   }
 #endif
 }
@@ -359,6 +387,7 @@ cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, int64_t persis
   if constexpr (B2bSm90Policy::ws_type_n0(N0, int(sizeof(T)))) {  // (no warp-specialised int8 n0 = 128 built)
     if (args.conv_c > 0 || persistent_ctas > 0x7fffffffLL) return cudaErrorInvalidValue;
     auto kernel = b2b_sm90_ws_kernel<T, N0, N1>;
+    static_assert(sizeof(B2bSm90WsSmem<T, N0, N1>) <= 227 * 1024, "the H100's shared memory a CTA");
     const int smem = static_cast<int>(sizeof(B2bSm90WsSmem<T, N0, N1>));
     if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess) return e;
     kernel<<<static_cast<unsigned>(persistent_ctas), B2bSm90Policy::kWsThreads, smem, stream>>>(args, tiles,

@@ -56,9 +56,16 @@ struct B2bSm90Policy {
   static constexpr bool ws_type_n0(int n0, int elem_bytes) { return elem_bytes == 2 || n0 == 64; }
   static constexpr int kSmemBytes = 220 * 1024;  // of the 227 KB a CTA may take; the rest: barriers, alignment
   static constexpr int kMaxStages = 8;
+  // D1 leaves through shared memory (both schedules): a GEMM-1 chunk's rows (kTileM, each
+  // min(n1, kN1Chunk) elements) are staged, then stored as whole 16-byte vectors of consecutive
+  // columns. A staged row takes its bytes plus 16, so that the 8 rows one fragment store of a warp
+  // touches fall in distinct banks. The one-CTA-a-tile kernel stages in its ring (free after GEMM 0);
+  // the warp-specialised one, whose ring holds the next tile meanwhile, in a buffer of its own.
+  static constexpr int d1_stage_pitch(int n1, int elem_bytes) { return (n1 < kN1Chunk ? n1 : kN1Chunk) * elem_bytes + 16; }
+  static constexpr int d1_stage_bytes(int n1, int elem_bytes) { return kTileM * d1_stage_pitch(n1, elem_bytes); }
   static constexpr int ws_stages(int n0, int n1, int elem_bytes) {
     const int stage = (kTileM + n0) * kTileK * elem_bytes, b1 = n1 * n0 * elem_bytes;
-    const int fit = (kSmemBytes - b1) / stage;
+    const int fit = (kSmemBytes - b1 - d1_stage_bytes(n1, elem_bytes)) / stage;
     return fit < kMaxStages ? fit : kMaxStages;
   }
   static constexpr bool supports_n0(int64_t n0) { return n0 == 64 || n0 == 128; }
@@ -81,7 +88,9 @@ constexpr int64_t kB2bMaxN0 = 16384;
 constexpr bool b2b_chunked_n0(int64_t n0) { return n0 > 256 && n0 <= kB2bMaxN0 && n0 % kB2bN0Chunk == 0; }
 constexpr int kB2bMaxBatch = 65535;                 // grid.z
 constexpr int64_t kB2bMaxK0Int8 = 131071;           // int32 exactness: k0 * 2^14 < 2^31
-constexpr int64_t kB2bStrideAlignBytes = 16;        // batch strides (16-byte vector loads)
+// The kernels move 16-byte vectors (A0, B0, B1 loads; the Hopper kernel's D1 stores): operand pointers
+// and batch strides are multiples of this many bytes.
+constexpr int64_t kB2bVectorBytes = 16;
 // Convolution pairs (b2b::Conv): conv 0's filter is r x r, r odd and at most this; a k-chunk
 // (kB2bChunkK units = 64 bytes) of the implicit A0 must lie within one filter tap, so the channel
 // count c times the element size is a multiple of kB2bConvChannelBytes.

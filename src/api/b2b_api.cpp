@@ -1,10 +1,12 @@
 // The back-to-back GEMM's public functions (ozgemm/b2b.hpp): argument checks and the handle's
 // state; the b2b planner decides, the dispatch layer launches.
+#include <cstdint>
 #include <cstring>
 #include <string>
 
 #include "api/handle.hpp"
 #include "dispatch/b2b_dispatch.hpp"
+#include "kernels/b2b/policy.hpp"
 #include "ozgemm/b2b.hpp"
 #include "plan/b2b_planner.hpp"
 
@@ -25,6 +27,12 @@ ozgemmStatus_t run(ozgemmHandle_t h, const Plan& plan, const Problem& p, const A
                    size_t workspace_bytes) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!a.a0 || !a.b0 || !a.b1 || !a.d1 || (p.beta1 != 0.0f && !a.c1)) return OZGEMM_STATUS_INVALID_VALUE;
+  // Every operand the kernels move in 16-byte vectors starts on such a boundary (cudaMalloc's are).
+  const auto misaligned = [](const void* ptr) {
+    return reinterpret_cast<uintptr_t>(ptr) % uintptr_t(kernels::kB2bVectorBytes) != 0;
+  };
+  if (misaligned(a.a0) || misaligned(a.b0) || misaligned(a.b1) || misaligned(a.d1) || (a.c1 && misaligned(a.c1)))
+    return OZGEMM_STATUS_INVALID_VALUE;
   if (plan.groups != static_cast<int>(p.group_m.size())) return OZGEMM_STATUS_INVALID_VALUE;  // another problem's plan
   void* ws = workspace;
   if (plan.workspace_bytes > 0) {

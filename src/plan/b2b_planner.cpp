@@ -85,7 +85,7 @@ std::string conv_limits(const Problem& p) {
 std::string batch_limits(const Problem& p) {
   const int eb = elem_bytes(p.type);
   for (int64_t st : {p.stride_a0, p.stride_b0, p.stride_b1, p.stride_c1, p.stride_d1})
-    if (st < 0 || (st * eb) % kernels::kB2bStrideAlignBytes != 0) return "batch strides must be >= 0 and multiples of 16 bytes";
+    if (st < 0 || (st * eb) % kernels::kB2bVectorBytes != 0) return "batch strides must be >= 0 and multiples of 16 bytes";
   if (p.stride_bias0 < 0) return "batch strides must be >= 0";
   if (p.batch < 1 || p.batch > kernels::kB2bMaxBatch) return "batch must be in 1.." + std::to_string(kernels::kB2bMaxBatch);
   if (!p.group_m.empty()) {

@@ -410,10 +410,37 @@ TEST_F(GpuB2b, RejectsWhatItCannotRun) {
   // A grouped problem's plan cannot run a non-grouped problem.
   ASSERT_EQ(ozgemm::b2b::plan(handle().get(), oztest::grouped_shape(64, 64, 64), options_of(Path::Shared), &plan),
             OZGEMM_STATUS_SUCCESS);
-  int dummy = 0;
-  a.a0 = a.b0 = a.b1 = &dummy;
-  a.d1 = &dummy;
+  alignas(16) int dummy[4] = {};
+  a.a0 = a.b0 = a.b1 = dummy;
+  a.d1 = dummy;
   EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, shape(100, 64, 64, 64), a, nullptr, 0), OZGEMM_STATUS_INVALID_VALUE);
+}
+
+// Operands the kernels read or write in 16-byte vectors must start on 16 bytes: a clear refusal,
+// not a misaligned-address fault. The same pointers, aligned, run.
+TEST_F(GpuB2b, RefusesMisalignedOperands) {
+  const Problem p = shape(100, 64, 64, 64);
+  Plan plan;
+  ASSERT_EQ(ozgemm::b2b::plan(handle().get(), p, options_of(Path::Register), &plan), OZGEMM_STATUS_SUCCESS);
+  char* base = nullptr;
+  ASSERT_EQ(cudaMalloc(&base, 4 * 16384), cudaSuccess);  // a0 (12.5 KB), b0, b1, d1 (8-12.5 KB each)
+  ASSERT_EQ(cudaMemset(base, 0, 4 * 16384), cudaSuccess);
+  // Operand i at base + i 16 KB, or 2 bytes (one fp16 element) further for the one named `shifted`.
+  const auto args = [&](int shifted) {
+    Arguments a;
+    const auto at = [&](int i) { return base + i * 16384 + (i == shifted ? 2 : 0); };
+    a.a0 = at(0);
+    a.b0 = at(1);
+    a.b1 = at(2);
+    a.d1 = at(3);
+    return a;
+  };
+  EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, p, args(-1), nullptr, 0), OZGEMM_STATUS_SUCCESS);
+  for (int shifted = 0; shifted < 4; ++shifted)
+    EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, p, args(shifted), nullptr, 0), OZGEMM_STATUS_INVALID_VALUE)
+        << "operand " << shifted;
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaFree(base);
 }
 
 // ---- Convolution pairs ----

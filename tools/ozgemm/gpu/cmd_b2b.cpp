@@ -301,6 +301,17 @@ int cmd_b2b(const CliOptions& o) {
     refused[i].clear();
     ws_bytes = std::max(ws_bytes, plans[i].workspace_bytes);
   }
+  // Where the planner took the Hopper kernel's warp-specialised schedule, the other one as a row of
+  // its own (the same plan with persistent_ctas = 0: one CTA a tile), the comparison its rule rests on.
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (refused[i].empty() && plans[i].persistent_ctas > 0) {
+      b2b::Plan tiles = plans[i];
+      tiles.persistent_ctas = 0;
+      paths.insert(paths.begin() + i + 1, {paths[i].name + ", one CTA a tile", paths[i].options});
+      plans.insert(plans.begin() + i + 1, tiles);
+      refused.insert(refused.begin() + i + 1, std::string());
+      ++i;
+    }
   const HostData d = make_data(p, o);
   const DeviceSets sets = upload(d);
   Buf ws(ws_bytes);
