@@ -381,6 +381,8 @@ TEST_F(GpuB2b, HopperWarpSpecialisedScheduleExact) {
   }
   Problem b = batched_shape(ws_rows / 2 + 33, 128, 64, 128);  // 3 batches: the work crosses batches mid-CTA
   check_f16_paths(b, {Path::RegisterSm90}, "ws fp16 batched", rng);
+  b.stride_a0 = b.stride_b0 = 0;  // one A0 and one B0 for every batch (the TMA loads' batch mode has one entry)
+  check_f16_paths(b, {Path::RegisterSm90}, "ws fp16 batched, A0 and B0 shared", rng);
   Problem g = grouped_shape(64, 128, 64);
   g.group_m = {100, 1, 0, ws_rows + 257, 64};
   check_f16_paths(g, {Path::RegisterSm90}, "ws fp16 grouped", rng);
