@@ -34,11 +34,13 @@ struct B2bPortablePolicy {
 //   and stores overlap the other's loads;
 // - warp-specialised and persistent (GEMM pairs of at least kWsMinTilesPerSm tiles an SM): one CTA an
 //   SM, a producer warp group streams the k-tiles of all the CTA's tiles through up to kMaxStages
-//   stages (the shared memory B1 leaves), mbarrier-signalled, while the consumers finish the
-//   previous tile. Measured on the H100 (docs/b2b.md, "Warp-specialised"): 4-10% faster on the fp16
-//   GEMM pairs and int8 n0 = 64, 1.5-5% slower on int8 n0 = 128, up to 28% slower on 3 x 3
-//   convolutions (whose A0 comes from L2: fewer warps an SM to hide latency), and slower where the
-//   tiles do not fill two an SM (the 196-tile int8 convolution).
+//   stages (the shared memory B1 and D1's staging leave), mbarrier-signalled, while the consumers
+//   finish the previous tile. Measured on the H100 (docs/b2b.md, "Warp-specialised"): 4-10% faster
+//   on the fp16 GEMM pairs and int8 n0 = 64, 1.5-5% slower on int8 n0 = 128, up to 28% slower on
+//   3 x 3 convolutions (whose A0 comes from L2: fewer warps an SM to hide latency), and slower where
+//   the tiles do not fill two an SM (the 196-tile int8 convolution). With D1 staged (both schedules,
+//   "D1 through shared memory") the GEMM pairs were measured again: still 4-7% faster; int8
+//   n0 = 128 and the convolutions were not re-measured on it.
 struct B2bSm90Policy {
   static constexpr int kTileM = 128, kTileK = 64, kN1Chunk = 128;
   static constexpr int kConsumerThreads = 256;
