@@ -6,9 +6,13 @@ set -u
 OUT=${OUT:-./device-out}
 NEW=${NEW:-.carry/new}
 mkdir -p "$OUT/$1"
-# Libraries may travel xz-compressed (the carry limit): unpack them where they lie, once.
+# Libraries may travel xz-compressed (the carry limit): unpack them where they lie, when the .xz is
+# newer than what is there (through a temporary file, so a half-written one never stays).
 for f in "$NEW"/*.xz ${OLD:+"$OLD"/*.xz}; do
-  [ -f "$f" ] && [ ! -f "${f%.xz}" ] && python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$f" "${f%.xz}"
+  if [ -f "$f" ] && [ "$f" -nt "${f%.xz}" ]; then
+    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$f" "${f%.xz}.tmp" &&
+      chmod 755 "${f%.xz}.tmp" && mv "${f%.xz}.tmp" "${f%.xz}"
+  fi
 done
 export LD_LIBRARY_PATH="$NEW${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OZGEMM_COMMIT=${OZGEMM_COMMIT:-$(cat "$NEW/COMMIT" 2>/dev/null || echo unknown)}

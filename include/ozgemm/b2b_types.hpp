@@ -59,7 +59,8 @@ inline Problem conv_pair(DataType type, const Conv& x, int64_t c_mid, int64_t c_
 }
 
 // Device pointers; fp16 data as uint16_t bit patterns (__half), int8 data as int8_t. Every matrix
-// (a0, b0, b1, c1, d1) starts on a 16-byte boundary (run() refuses it otherwise); bias0 on 4 bytes.
+// (a0, b0, b1, d1, and c1 when beta1 != 0) starts on a 16-byte boundary (run() refuses it
+// otherwise); bias0 on 4 bytes.
 struct Arguments {
   const void* a0 = nullptr;
   const void* b0 = nullptr;

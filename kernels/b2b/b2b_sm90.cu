@@ -94,8 +94,9 @@ __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bT
   const T* C1 = static_cast<const T*>(p.c1) + z * p.stride_c1;
   T* D1 = static_cast<T*>(p.d1) + z * p.stride_d1;
   Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<kM>, Int<kN1Chunk>>{}));
-  // The staged chunk's stores: this warp group's 64 rows of kRowBytes, kVecs 16-byte vectors a row.
-  constexpr int kPitch = Cfg::kD1StagePitch, kRowBytes = kN1Chunk * int(sizeof(T)), kVecs = kRowBytes / 16;
+  // The staged columns' stores: this warp group's 64 rows of kRowBytes, kVecs 16-byte vectors a row.
+  constexpr int kStageCols = Cfg::kD1StageCols, kSubs = kN1Chunk / kStageCols;
+  constexpr int kPitch = Cfg::kD1StagePitch, kRowBytes = kStageCols * int(sizeof(T)), kVecs = kRowBytes / 16;
   constexpr int kWgRows = kM / 2, kWgThreads = kConsumerThreads / 2;
   static_assert(kRowBytes % 16 == 0 && (kWgRows * kVecs) % kWgThreads == 0, "whole vectors, evenly shared");
   const int wg = ct / kWgThreads, wt = ct % kWgThreads;
@@ -112,36 +113,45 @@ __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bT
     warpgroup_commit_batch();
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc1);
-    // The previous chunk's (or tile's) staged rows of this warp group have been stored.
-    cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);
-    // Values i, i + 1 are columns c, c + 1 of one row (CLayout_64xN: the column pair is the
-    // fastest value mode): one load of C1 and one staged pair each (4 bytes fp16, 2 int8). Rows past
-    // the matrix are staged too (never stored).
+    // The accumulator's values in kSubs runs of kSubValues, run s holding columns [s, s + 1)
+    // kStageCols of the chunk (CLayout_64xN: the 8-column block is the slowest value mode;
+    // tests/gpu/test_b2b_sm90_layouts.cu checks it).
+    constexpr int kSubValues = decltype(size(acc1))::value / kSubs;
     CUTE_UNROLL
-    for (int i = 0; i < size(acc1); i += 2) {
-      const int r = get<0>(cC1(i)), c = get<1>(cC1(i));
-      float c0 = 0.0f, c1 = 0.0f;
-      if (read_c && r < valid) {
-        const float2 cc = load_pair(C1 + (row0 + r) * N1 + chunk * kN1Chunk + c);
-        c0 = __fmul_rn(p.beta1, cc.x);
-        c1 = __fmul_rn(p.beta1, cc.y);
+    for (int s = 0; s < kSubs; ++s) {
+      // The previously staged rows of this warp group have been stored.
+      cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);
+      // Values i, i + 1 are columns c, c + 1 of one row (the column pair is the fastest value mode):
+      // one load of C1 and one staged pair each (4 bytes fp16, 2 int8). Rows past the matrix are
+      // staged too (never stored).
+      CUTE_UNROLL
+      for (int i = s * kSubValues; i < (s + 1) * kSubValues; i += 2) {
+        const int r = get<0>(cC1(i)), c = get<1>(cC1(i));
+        float c0 = 0.0f, c1 = 0.0f;
+        if (read_c && r < valid) {
+          const float2 cc = load_pair(C1 + (row0 + r) * N1 + chunk * kN1Chunk + c);
+          c0 = __fmul_rn(p.beta1, cc.x);
+          c1 = __fmul_rn(p.beta1, cc.y);
+        }
+        const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
+                                    to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
+        *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(d1_stage + r * kPitch +
+                                                                 (c - s * kStageCols) * int(sizeof(T))) = pair;
       }
-      const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
-                                  to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
-      *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(d1_stage + r * kPitch + c * int(sizeof(T))) = pair;
-    }
-    cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);  // the warp group's rows are staged
-    // Vector v = wt + j kWgThreads of the warp group's rows: row v / kVecs, byte (v % kVecs) 16; the
-    // thread's byte column is the same for every j (kWgThreads is a multiple of kVecs).
-    static_assert(kWgThreads % kVecs == 0, "one byte column a thread");
-    char* const d1_rows = reinterpret_cast<char*>(D1 + (row0 + wg * kWgRows) * N1 + chunk * kN1Chunk) + (wt % kVecs) * 16;
-    const uint8_t* const staged = d1_stage + wg * kWgRows * kPitch + (wt % kVecs) * 16;
-    const int64_t rows_left = valid - wg * kWgRows;
-    CUTE_UNROLL
-    for (int j = 0; j < kWgRows * kVecs / kWgThreads; ++j) {
-      const int r = wt / kVecs + j * (kWgThreads / kVecs);
-      if (r < rows_left)
-        *reinterpret_cast<uint4*>(d1_rows + r * (N1 * int(sizeof(T)))) = *reinterpret_cast<const uint4*>(staged + r * kPitch);
+      cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);  // the warp group's rows are staged
+      // Vector v = wt + j kWgThreads of the warp group's rows: row v / kVecs, byte (v % kVecs) 16;
+      // the thread's byte column is the same for every j (kWgThreads is a multiple of kVecs).
+      static_assert(kWgThreads % kVecs == 0 && (kWgRows * kVecs) % kWgThreads == 0, "one byte column a thread");
+      char* const d1_rows =
+          reinterpret_cast<char*>(D1 + (row0 + wg * kWgRows) * N1 + chunk * kN1Chunk + s * kStageCols) + (wt % kVecs) * 16;
+      const uint8_t* const staged = d1_stage + wg * kWgRows * kPitch + (wt % kVecs) * 16;
+      const int64_t rows_left = valid - wg * kWgRows;
+      CUTE_UNROLL
+      for (int j = 0; j < kWgRows * kVecs / kWgThreads; ++j) {
+        const int r = wt / kVecs + j * (kWgThreads / kVecs);
+        if (r < rows_left)
+          *reinterpret_cast<uint4*>(d1_rows + r * (N1 * int(sizeof(T)))) = *reinterpret_cast<const uint4*>(staged + r * kPitch);
+      }
     }
   }
 }

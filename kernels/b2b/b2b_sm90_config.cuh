@@ -59,7 +59,9 @@ struct B2bSm90Config : B2bSm90Types<T> {
   static constexpr bool kInt8 = std::is_same_v<T, int8_t>;
   static constexpr int kStages = Stages;
   static constexpr int kN1Chunk = N1 < B2bSm90Policy::kN1Chunk ? N1 : B2bSm90Policy::kN1Chunk;
-  // D1's staging in shared memory (policy.hpp): kM rows of kD1StagePitch bytes, a chunk's row first.
+  // D1's staging in shared memory (policy.hpp): kM rows of kD1StagePitch bytes, kD1StageCols columns
+  // of a chunk at a time.
+  static constexpr int kD1StageCols = B2bSm90Policy::d1_stage_cols(N1);
   static constexpr int kD1StagePitch = B2bSm90Policy::d1_stage_pitch(N1, int(sizeof(T)));
   static constexpr int kD1StageBytes = B2bSm90Policy::d1_stage_bytes(N1, int(sizeof(T)));
   using SmemAtom = typename Types::SmemAtom;

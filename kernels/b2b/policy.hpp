@@ -58,12 +58,16 @@ struct B2bSm90Policy {
   static constexpr bool ws_type_n0(int n0, int elem_bytes) { return elem_bytes == 2 || n0 == 64; }
   static constexpr int kSmemBytes = 220 * 1024;  // of the 227 KB a CTA may take; the rest: barriers, alignment
   static constexpr int kMaxStages = 8;
-  // D1 leaves through shared memory (both schedules): a GEMM-1 chunk's rows (kTileM, each
-  // min(n1, kN1Chunk) elements) are staged, then stored as whole 16-byte vectors of consecutive
-  // columns. A staged row takes its bytes plus 16, so that the 8 rows one fragment store of a warp
-  // touches fall in distinct banks. The one-CTA-a-tile kernel stages in its ring (free after GEMM 0);
-  // the warp-specialised one, whose ring holds the next tile meanwhile, in a buffer of its own.
-  static constexpr int d1_stage_pitch(int n1, int elem_bytes) { return (n1 < kN1Chunk ? n1 : kN1Chunk) * elem_bytes + 16; }
+  // D1 leaves through shared memory (both schedules): kD1StageCols columns of a GEMM-1 chunk's rows
+  // (kTileM; min(n1, kD1StageCols) elements a row) at a time are staged, then stored as whole
+  // 16-byte vectors of consecutive columns. A staged row takes its bytes plus 16, so that the 8 rows
+  // one fragment store of a warp touches fall in distinct banks. The one-CTA-a-tile kernel stages in
+  // its ring (free after GEMM 0); the warp-specialised one, whose ring holds the next tile meanwhile,
+  // in a buffer of its own, which its ring's stages make room for.
+  static constexpr int kD1StageCols = 64;
+  static_assert(kN1Chunk % kD1StageCols == 0, "a chunk is whole staging widths");
+  static constexpr int d1_stage_cols(int n1) { return n1 < kD1StageCols ? n1 : kD1StageCols; }
+  static constexpr int d1_stage_pitch(int n1, int elem_bytes) { return d1_stage_cols(n1) * elem_bytes + 16; }
   static constexpr int d1_stage_bytes(int n1, int elem_bytes) { return kTileM * d1_stage_pitch(n1, elem_bytes); }
   static constexpr int ws_stages(int n0, int n1, int elem_bytes) {
     const int stage = (kTileM + n0) * kTileK * elem_bytes, b1 = n1 * n0 * elem_bytes;

@@ -27,11 +27,13 @@ ozgemmStatus_t run(ozgemmHandle_t h, const Plan& plan, const Problem& p, const A
                    size_t workspace_bytes) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!a.a0 || !a.b0 || !a.b1 || !a.d1 || (p.beta1 != 0.0f && !a.c1)) return OZGEMM_STATUS_INVALID_VALUE;
-  // Every operand the kernels move in 16-byte vectors starts on such a boundary (cudaMalloc's are).
+  // Every matrix the kernels touch starts on kB2bVectorBytes (cudaMalloc's do): A0, B0, B1 and (the
+  // Hopper kernel's) D1 move in 16-byte vectors; C1, read only when beta1 != 0, is held to the same.
   const auto misaligned = [](const void* ptr) {
     return reinterpret_cast<uintptr_t>(ptr) % uintptr_t(kernels::kB2bVectorBytes) != 0;
   };
-  if (misaligned(a.a0) || misaligned(a.b0) || misaligned(a.b1) || misaligned(a.d1) || (a.c1 && misaligned(a.c1)))
+  if (misaligned(a.a0) || misaligned(a.b0) || misaligned(a.b1) || misaligned(a.d1) ||
+      (p.beta1 != 0.0f && misaligned(a.c1)))
     return OZGEMM_STATUS_INVALID_VALUE;
   if (plan.groups != static_cast<int>(p.group_m.size())) return OZGEMM_STATUS_INVALID_VALUE;  // another problem's plan
   void* ws = workspace;

@@ -41,6 +41,37 @@ int64_t mismatches() {
   return bad;
 }
 
+// D1's staging (b2b_sm90.cu, finish_tile) takes GEMM 1's accumulator of a chunk (kM x kN1Chunk) as
+// kN1Chunk / kD1StageCols equal runs of values, run s holding the columns [s, s + 1) kD1StageCols,
+// and values i, i + 1 (i even) as columns c, c + 1 of one row. The number of values that break it.
+template <class T, int N0, int N1>
+int64_t staging_mismatches() {
+  using Cfg = k::b2b_sm90::B2bSm90Config<T, N0, N1>;
+  typename Cfg::Mma1 mma1;
+  constexpr int kSubs = Cfg::kN1Chunk / Cfg::kD1StageCols;
+  int64_t bad = 0;
+  for (int t = 0; t < k::b2b_sm90::kConsumerThreads; ++t) {
+    auto thr1 = mma1.get_slice(t);
+    Tensor cC1 = thr1.partition_C(make_identity_tensor(Shape<Int<k::b2b_sm90::kM>, Int<Cfg::kN1Chunk>>{}));
+    const int values = int(size(cC1)), run = values / kSubs;
+    EXPECT_EQ(values % (2 * kSubs), 0);
+    for (int i = 0; i < values; ++i) {
+      const int r = int(get<0>(cC1(i))), c = int(get<1>(cC1(i)));
+      bool ok = c / Cfg::kD1StageCols == i / run;
+      if (i % 2 == 1) ok = ok && int(get<0>(cC1(i - 1))) == r && int(get<1>(cC1(i - 1))) == c - 1;
+      if (!ok && bad++ < 3) ADD_FAILURE() << "thread " << t << " value " << i << " at (" << r << ", " << c << ")";
+    }
+  }
+  return bad;
+}
+
+TEST(B2bSm90Layouts, Gemm1AccumulatorRunsAreTheStagedColumns) {
+  EXPECT_EQ((staging_mismatches<half_t, 64, 64>()), 0);
+  EXPECT_EQ((staging_mismatches<half_t, 64, 256>()), 0);
+  EXPECT_EQ((staging_mismatches<int8_t, 64, 128>()), 0);
+  EXPECT_EQ((staging_mismatches<int8_t, 128, 256>()), 0);
+}
+
 TEST(B2bSm90Layouts, Fp16AccumulatorIsGemm1Operand) {
   EXPECT_EQ((mismatches<half_t, 64, 64>()), 0);
   EXPECT_EQ((mismatches<half_t, 128, 256>()), 0);

@@ -381,7 +381,7 @@ TEST_F(GpuB2b, HopperWarpSpecialisedScheduleExact) {
   }
   Problem b = batched_shape(ws_rows / 2 + 33, 128, 64, 128);  // 3 batches: the work crosses batches mid-CTA
   check_f16_paths(b, {Path::RegisterSm90}, "ws fp16 batched", rng);
-  b.stride_a0 = b.stride_b0 = 0;  // one A0 and one B0 for every batch (the TMA loads' batch mode has one entry)
+  b.stride_a0 = b.stride_b0 = 0;  // one A0 and one B0 for every batch (batch strides 0)
   check_f16_paths(b, {Path::RegisterSm90}, "ws fp16 batched, A0 and B0 shared", rng);
   Problem g = grouped_shape(64, 128, 64);
   g.group_m = {100, 1, 0, ws_rows + 257, 64};
@@ -421,12 +421,13 @@ TEST_F(GpuB2b, RejectsWhatItCannotRun) {
 // Operands the kernels read or write in 16-byte vectors must start on 16 bytes: a clear refusal,
 // not a misaligned-address fault. The same pointers, aligned, run.
 TEST_F(GpuB2b, RefusesMisalignedOperands) {
-  const Problem p = shape(100, 64, 64, 64);
+  Problem p = shape(100, 64, 64, 64);
+  p.beta1 = 1.0f;  // C1 is read
   Plan plan;
   ASSERT_EQ(ozgemm::b2b::plan(handle().get(), p, options_of(Path::Register), &plan), OZGEMM_STATUS_SUCCESS);
   char* base = nullptr;
-  ASSERT_EQ(cudaMalloc(&base, 4 * 16384), cudaSuccess);  // a0 (12.5 KB), b0, b1, d1 (8-12.5 KB each)
-  ASSERT_EQ(cudaMemset(base, 0, 4 * 16384), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&base, 5 * 16384), cudaSuccess);  // a0 (12.5 KB), b0, b1, d1, c1 (8-12.5 KB each)
+  ASSERT_EQ(cudaMemset(base, 0, 5 * 16384), cudaSuccess);
   // Operand i at base + i 16 KB, or 2 bytes (one fp16 element) further for the one named `shifted`.
   const auto args = [&](int shifted) {
     Arguments a;
@@ -435,12 +436,18 @@ TEST_F(GpuB2b, RefusesMisalignedOperands) {
     a.b0 = at(1);
     a.b1 = at(2);
     a.d1 = at(3);
+    a.c1 = at(4);
     return a;
   };
   EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, p, args(-1), nullptr, 0), OZGEMM_STATUS_SUCCESS);
-  for (int shifted = 0; shifted < 4; ++shifted)
+  for (int shifted = 0; shifted < 5; ++shifted)
     EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, p, args(shifted), nullptr, 0), OZGEMM_STATUS_INVALID_VALUE)
         << "operand " << shifted;
+  // With beta1 = 0, C1 is never read: its alignment does not matter.
+  Problem q = p;
+  q.beta1 = 0.0f;
+  ASSERT_EQ(ozgemm::b2b::plan(handle().get(), q, options_of(Path::Register), &plan), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(ozgemm::b2b::run(handle().get(), plan, q, args(4), nullptr, 0), OZGEMM_STATUS_SUCCESS);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   cudaFree(base);
 }
