@@ -63,8 +63,9 @@ constexpr uint32_t kConsumerBarrier = 1, kStageBarrier0 = 2;
 // Epilogue 0, GEMM 1 and epilogue 1 of one tile, for consumer thread ct (0 .. 255) of both
 // schedules: D0 = T(ReLU(alpha0 acc0 + bias0)) in registers is GEMM 1's A operand; D1 =
 // T(ReLU(alpha1 D0 B1 + beta1 C1)), kN1Chunk columns at a time, each chunk staged in d1_stage
-// (Cfg::kD1StageBytes of shared memory that only this function uses meanwhile; each warp group
-// its own 64 rows) and stored from there as 16-byte vectors of consecutive columns.
+// Cfg::kD1StageCols columns at a time (Cfg::kD1StageBytes of shared memory that only this function
+// uses meanwhile; each warp group its own 64 rows) and stored from there as 16-byte vectors of
+// consecutive columns.
 template <class Cfg, int N0, int N1, class Acc0, class SB1>
 __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bTileRows& tile, Acc0& acc0, SB1 sB1,
                                             uint8_t* d1_stage) {
