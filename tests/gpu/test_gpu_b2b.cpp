@@ -313,17 +313,21 @@ TEST_F(GpuB2b, Int8BatchedAndGrouped) {
   }
 }
 
+// Whether the Hopper b2b kernel runs here: false, with the planner's reason in *why, when it refuses
+// for the device or the build (NOT_SUPPORTED); any other answer on this small pair is reported.
+bool hopper_kernel_runs(std::string* why) {
+  Plan plan;
+  const ozgemmStatus_t st =
+      ozgemm::b2b::plan(handle().get(), shape(128, 64, 64, 64), options_of(Path::RegisterSm90), &plan, why);
+  return st != OZGEMM_STATUS_NOT_SUPPORTED;
+}
+
 // The Hopper wgmma kernel against the host reference (integer inputs: exact), every n0 x n1 it
 // supports, partial tiles, alpha/beta, batched and grouped.
 TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
-  {
-    Plan plan;
-    std::string why;
-    if (ozgemm::b2b::plan(handle().get(), shape(128, 64, 64, 64), options_of(Path::RegisterSm90), &plan, &why) ==
-        OZGEMM_STATUS_NOT_SUPPORTED)
-      GTEST_SKIP() << "the Hopper b2b kernel does not run here: " << why;
-    ASSERT_EQ(why, "");
-  }
+  std::string why;
+  if (!hopper_kernel_runs(&why)) GTEST_SKIP() << "the Hopper b2b kernel does not run here: " << why;
+  ASSERT_EQ(why, "");
   struct S {
     int64_t m, k0, n0, n1;
     float alpha0, alpha1, beta1;
@@ -353,13 +357,9 @@ TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
 // alpha/beta, batched (B1 reloaded at each batch) and grouped, fp16 and int8, against the host
 // reference bit for bit.
 TEST_F(GpuB2b, HopperWarpSpecialisedScheduleExact) {
-  {
-    Plan plan;
-    std::string why;
-    if (ozgemm::b2b::plan(handle().get(), shape(128, 64, 64, 64), options_of(Path::RegisterSm90), &plan, &why) ==
-        OZGEMM_STATUS_NOT_SUPPORTED)
-      GTEST_SKIP() << "the Hopper b2b kernel does not run here: " << why;
-  }
+  std::string why;
+  if (!hopper_kernel_runs(&why)) GTEST_SKIP() << "the Hopper b2b kernel does not run here: " << why;
+  ASSERT_EQ(why, "");
   int device = 0, sms = 0;
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
