@@ -60,15 +60,31 @@ __device__ __forceinline__ uint16_t elem_pair(int8_t lo, int8_t hi) {
 // loads), and each warp group's 128 (D1's staging, one id a warp group).
 constexpr uint32_t kConsumerBarrier = 1, kStageBarrier0 = 2;
 
+// B1's chunk `chunk` (rows chunk * kN1Chunk .. of n1 x n0, batch z) into shared memory at `to`
+// (Cfg::SmemB1Chunk), by the consumers' 256 threads (consumer index ct), as one cp.async group per
+// thread; the caller waits for it and makes it visible to wgmma.
+template <class Cfg, int N0>
+__device__ __forceinline__ void load_b1_chunk(const B2bArgs& p, int ct, int64_t z, int chunk, typename Cfg::Element* to) {
+  using T = typename Cfg::Element;
+  typename Cfg::Copy copy_b1;
+  auto thr = copy_b1.get_slice(ct);
+  Tensor g = make_tensor(make_gmem_ptr(static_cast<const T*>(p.b1) + z * p.stride_b1 + int64_t(chunk) * Cfg::kN1Chunk * N0),
+                         make_shape(Int<Cfg::kN1Chunk>{}, Int<N0>{}), make_stride(Int<N0>{}, Int<1>{}));
+  copy(copy_b1, thr.partition_S(g), thr.partition_D(make_tensor(make_smem_ptr(to), typename Cfg::SmemB1Chunk{})));
+  cp_async_fence();
+}
+
 // Epilogue 0, GEMM 1 and epilogue 1 of one tile, for consumer thread ct (0 .. 255) of both
 // schedules: D0 = T(ReLU(alpha0 acc0 + bias0)) in registers is GEMM 1's A operand; D1 =
 // T(ReLU(alpha1 D0 B1 + beta1 C1)), kN1Chunk columns at a time, each chunk staged in d1_stage
 // Cfg::kD1StageCols columns at a time (Cfg::kD1StageBytes of shared memory that only this function
 // uses meanwhile; each warp group its own 64 rows) and stored from there as 16-byte vectors of
-// consecutive columns.
-template <class Cfg, int N0, int N1, class Acc0, class SB1>
-__device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bTileRows& tile, Acc0& acc0, SB1 sB1,
-                                            uint8_t* d1_stage) {
+// consecutive columns. B1's chunk c is at b1_chunk(c) (an Element*, layout Cfg::SmemB1Chunk); the
+// chunks before Cfg::kB1Resident are visible to wgmma on entry, and chunk Cfg::kB1Resident (if any)
+// is this thread's last cp.async group in flight, waited for here.
+template <class Cfg, int N0, int N1, class Acc0, class B1Chunk>
+__device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bTileRows& tile, Acc0& acc0,
+                                            const B1Chunk& b1_chunk, uint8_t* d1_stage) {
   using T = typename Cfg::Element;
   constexpr int kN1Chunk = Cfg::kN1Chunk;
   const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;
@@ -102,8 +118,14 @@ __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bT
   static_assert(kRowBytes % 16 == 0 && (kWgRows * kVecs) % kWgThreads == 0, "whole vectors, evenly shared");
   const int wg = ct / kWgThreads, wt = ct % kWgThreads;
   CUTE_NO_UNROLL
-  for (int chunk = 0; chunk < N1 / kN1Chunk; ++chunk) {
-    Tensor sB1c = local_tile(sB1, Shape<Int<kN1Chunk>, Int<N0>>{}, make_coord(chunk, 0));  // rows of B1 = D1 columns
+  for (int chunk = 0; chunk < Cfg::kB1Chunks; ++chunk) {
+    if (Cfg::kB1Resident < Cfg::kB1Chunks && chunk == Cfg::kB1Resident) {  // the chunk loaded through the ring
+      cp_async_wait<0>();
+      cutlass::arch::fence_view_async_shared();  // visible to wgmma (async proxy)
+      cutlass::arch::NamedBarrier::sync(kConsumerThreads, kConsumerBarrier);  // every thread's part
+    }
+    // rows of B1 = D1 columns chunk * kN1Chunk ..
+    Tensor sB1c = make_tensor(make_smem_ptr(b1_chunk(chunk)), typename Cfg::SmemB1Chunk{});
     Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1c));
     Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<kN1Chunk>>{});
     clear(acc1);
@@ -217,7 +239,6 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::ti
   auto& ss = *reinterpret_cast<typename Cfg::Smem*>(smem_buf);
   Tensor sA = make_tensor(make_smem_ptr(ss.a), typename Cfg::SmemA{});     // (128, 64, stages)
   Tensor sB0 = make_tensor(make_smem_ptr(ss.b0), typename Cfg::SmemB0{});  // (n0, 64, stages)
-  Tensor sB1 = make_tensor(make_smem_ptr(ss.b1), typename Cfg::SmemB1{});  // (n1, n0)
   const B2bTileRows tile = b2b_tile_rows(p);
   const int k_tiles = static_cast<int>(p.k0 / kK);
 
@@ -235,9 +256,9 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::ti
     if (kt < k_tiles) load_k_tile<Cfg, N0>(p, g2s, thr_copy, tAs, tAc, tBs, tBc, tile, pixels, kt, kt % kStages);
     cp_async_fence();
   };
-  Tensor gB1 = make_tensor(make_gmem_ptr(static_cast<const T*>(p.b1) + tile.z * p.stride_b1),
-                           make_shape(Int<N1>{}, Int<N0>{}), make_stride(Int<N0>{}, Int<1>{}));
-  copy(g2s, thr_copy.partition_S(gB1), thr_copy.partition_D(sB1));  // B1, with the first stage's group
+  // B1's resident chunks, in cp.async groups ahead of the ring's (waited for by GEMM 0's first k-tile)
+  CUTE_UNROLL
+  for (int c = 0; c < Cfg::kB1Resident; ++c) load_b1_chunk<Cfg, N0>(p, threadIdx.x, tile.z, c, ss.b1 + c * Cfg::kB1ChunkElems);
   CUTE_UNROLL
   for (int s = 0; s < kStages - 1; ++s) load_stage(s);
 
@@ -264,9 +285,14 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::ti
   }
   cp_async_wait<0>();
   cutlass::arch::fence_view_async_shared();
-  __syncthreads();  // B1 visible; every wgmma reading the ring has completed: D1's staging may take it
+  __syncthreads();  // B1 visible; every wgmma reading the ring has completed: D1's staging and B1 may take it
   static_assert(sizeof(ss.a) >= Cfg::kD1StageBytes, "D1's staging fits in A0's ring");
-  finish_tile<Cfg, N0, N1>(p, threadIdx.x, tile, acc0, sB1, reinterpret_cast<uint8_t*>(ss.a));
+  // A chunk of B1 that is not resident: into the ring's B0 half, while GEMM 1 runs on the first
+  // (config: it fits; finish_tile waits for it).
+  if constexpr (Cfg::kB1Resident < Cfg::kB1Chunks)
+    load_b1_chunk<Cfg, N0>(p, threadIdx.x, tile.z, Cfg::kB1Resident, ss.b0);
+  auto b1_chunk = [&](int c) { return c < Cfg::kB1Resident ? ss.b1 + c * Cfg::kB1ChunkElems : ss.b0; };
+  finish_tile<Cfg, N0, N1>(p, threadIdx.x, tile, acc0, b1_chunk, reinterpret_cast<uint8_t*>(ss.a));
 #endif
 }
 
@@ -279,7 +305,7 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::ti
 // store D1. The consumers load B1 (once a batch) themselves, synchronised among the 256 of them by a
 // named barrier.
 template <class T, int N0, int N1>
-using WsConfig = B2bSm90Config<T, N0, N1, B2bSm90Policy::ws_stages(N0, N1, int(sizeof(T)))>;
+using WsConfig = B2bSm90Config<T, N0, N1, B2bSm90Policy::ws_stages(N0, N1, int(sizeof(T))), B2bSm90Policy::b1_chunks(N1)>;
 template <class T, int N0, int N1>
 struct B2bSm90WsSmem {
   typename WsConfig<T, N0, N1>::Smem tiles;
@@ -297,7 +323,7 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
   auto& sm = *reinterpret_cast<B2bSm90WsSmem<T, N0, N1>*>(smem_buf);
   Tensor sA = make_tensor(make_smem_ptr(sm.tiles.a), typename Cfg::SmemA{});     // (128, 64, stages)
   Tensor sB0 = make_tensor(make_smem_ptr(sm.tiles.b0), typename Cfg::SmemB0{});  // (n0, 64, stages)
-  Tensor sB1 = make_tensor(make_smem_ptr(sm.tiles.b1), typename Cfg::SmemB1{});  // (n1, n0)
+  static_assert(Cfg::kB1Resident == Cfg::kB1Chunks, "all of B1 resident");
 
   const bool producer = threadIdx.x < kProducerThreads;
   typename Pipeline::Params pp;
@@ -339,8 +365,6 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
 
   // ---- The consumers ----
   const int ct = threadIdx.x - kProducerThreads;
-  typename Cfg::Copy b1_copy;  // the consumers' 256 threads
-  auto thr_b1 = b1_copy.get_slice(ct);
   typename Cfg::Mma0 mma0;
   auto thr0 = mma0.get_slice(ct);
   Tensor tCrA = thr0.make_fragment_A(thr0.partition_A(sA));  // descriptors (MMA, MMA_M, MMA_K, stages)
@@ -351,10 +375,8 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
     const B2bTileRows tile = b2b_tile_rows(p, w % grid_tiles, w / grid_tiles);
     if (tile.z != b1_z) {  // B1 of this batch (once, unless batched): every earlier GEMM 1 is done with it
       cutlass::arch::NamedBarrier::sync(kConsumerThreads, kConsumerBarrier);
-      Tensor gB1 = make_tensor(make_gmem_ptr(static_cast<const T*>(p.b1) + tile.z * p.stride_b1),
-                               make_shape(Int<N1>{}, Int<N0>{}), make_stride(Int<N0>{}, Int<1>{}));
-      copy(b1_copy, thr_b1.partition_S(gB1), thr_b1.partition_D(sB1));
-      cp_async_fence();
+      CUTE_UNROLL
+      for (int c = 0; c < Cfg::kB1Chunks; ++c) load_b1_chunk<Cfg, N0>(p, ct, tile.z, c, sm.tiles.b1 + c * Cfg::kB1ChunkElems);
       cp_async_wait<0>();
       cutlass::arch::fence_view_async_shared();  // visible to wgmma (async proxy)
       cutlass::arch::NamedBarrier::sync(kConsumerThreads, kConsumerBarrier);
@@ -377,7 +399,8 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
       pipeline.consumer_release(state);  // the stage may be refilled
       ++state;
     }
-    finish_tile<Cfg, N0, N1>(p, ct, tile, acc0, sB1, sm.d1_stage);
+    finish_tile<Cfg, N0, N1>(p, ct, tile, acc0, [&](int c) { return sm.tiles.b1 + c * Cfg::kB1ChunkElems; },
+                             sm.d1_stage);
   }
 #endif
 }
@@ -395,7 +418,7 @@ cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, int64_t persis
              stream>>>(args);
     return cudaGetLastError();
   }
-  if constexpr (B2bSm90Policy::ws_type_n0(N0, int(sizeof(T)))) {  // (no warp-specialised int8 n0 = 128 built)
+  if constexpr (B2bSm90Policy::ws_supports(N0, int(sizeof(T)))) {  // (none built for int8 n0 = 128 or n0 = 256)
     if (args.conv_c > 0 || persistent_ctas > 0x7fffffffLL) return cudaErrorInvalidValue;
     auto kernel = b2b_sm90_ws_kernel<T, N0, N1>;
     static_assert(sizeof(B2bSm90WsSmem<T, N0, N1>) <= 227 * 1024, "the H100's shared memory a CTA");
@@ -423,6 +446,7 @@ cudaError_t launch_n0(const B2bArgs& a, int n0, int n1, int64_t tiles, int batch
   switch (n0) {
     case 64: return launch_n1<T, 64>(a, n1, tiles, batch, ctas, s);
     case 128: return launch_n1<T, 128>(a, n1, tiles, batch, ctas, s);
+    case 256: return launch_n1<T, 256>(a, n1, tiles, batch, ctas, s);
   }
   return cudaErrorInvalidValue;
 }

@@ -49,9 +49,11 @@ struct B2bSm90Types<int8_t> {
   using CopyValues = Layout<Shape<_1, _16>>;
 };
 
-// Stages: the ring's depth (the one-CTA-a-tile kernel's by default; the warp-specialised kernel's
-// B2bSm90Policy::ws_stages).
-template <class T, int N0, int N1, int Stages = B2bSm90Policy::tile_stages(N1)>
+// Stages: the ring's depth; B1Resident: B1's chunks kept in Smem::b1 (the rest go through the
+// ring, policy.hpp). Both the one-CTA-a-tile kernel's by default; the warp-specialised kernel's are
+// B2bSm90Policy::ws_stages and all of B1.
+template <class T, int N0, int N1, int Stages = B2bSm90Policy::tile_stages(N0, N1, int(sizeof(T))),
+          int B1Resident = B2bSm90Policy::tile_b1_resident_chunks(N0, N1, int(sizeof(T)))>
 struct B2bSm90Config : B2bSm90Types<T> {
   using Types = B2bSm90Types<T>;
   using Acc = typename Types::Acc;
@@ -67,7 +69,15 @@ struct B2bSm90Config : B2bSm90Types<T> {
   using SmemAtom = typename Types::SmemAtom;
   using SmemA = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<kM>{}, Int<kK>{}, Int<kStages>{})));
   using SmemB0 = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<N0>{}, Int<kK>{}, Int<kStages>{})));
-  using SmemB1 = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<N1>{}, Int<N0>{})));
+  // B1 (n1 x n0, K-major) in chunks of kN1Chunk rows (D1 columns), each swizzled on its own and
+  // kB1ChunkElems elements after the previous one.
+  using SmemB1Chunk = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<kN1Chunk>{}, Int<N0>{})));
+  static constexpr int kB1Chunks = N1 / kN1Chunk, kB1Resident = B1Resident;
+  static constexpr int kB1ChunkElems = int(cosize_v<SmemB1Chunk>);
+  static_assert(kB1Chunks == B2bSm90Policy::b1_chunks(N1) && kB1ChunkElems * int(sizeof(T)) ==
+                    B2bSm90Policy::b1_chunk_bytes(N0, N1, int(sizeof(T))), "one B1 chunk size (policy.hpp)");
+  static_assert(kB1Resident >= 1 && kB1Resident <= kB1Chunks && kB1Chunks - kB1Resident <= 1,
+                "at most one chunk of B1 goes through the ring");
   using Mma0 = decltype(make_tiled_mma(GMMA::ss_op_selector<T, T, Acc, Shape<_64, Int<N0>, Int<kK>>>(),
                                        Layout<Shape<_2, _1, _1>>{}));
   using Mma1 = decltype(make_tiled_mma(GMMA::rs_op_selector<T, T, Acc, Shape<_64, Int<kN1Chunk>, Int<N0>>>(),
@@ -79,8 +89,10 @@ struct B2bSm90Config : B2bSm90Types<T> {
   struct Smem {
     alignas(128) T a[cosize_v<SmemA>];
     alignas(128) T b0[cosize_v<SmemB0>];
-    alignas(128) T b1[cosize_v<SmemB1>];
+    alignas(128) T b1[kB1Resident * kB1ChunkElems];
   };
+  static_assert(kB1Resident == kB1Chunks || sizeof(Smem::b0) >= size_t(kB1ChunkElems) * sizeof(T),
+                "a chunk of B1 that is not resident fits in the ring's B0 half");
 };
 
 // GEMM 1's A operand element a (its index in the register fragment) is GEMM 0's accumulator

@@ -51,10 +51,10 @@ cudaError_t launch_b2b(const B2bArgs& args, bool int8, int n0, int n1, bool shar
                        int batch, cudaStream_t stream);
 
 // The Hopper kernel (kernels/b2b_sm90.cu): fp16 or int8 (as launch_b2b), register residency, wgmma
-// for both GEMMs (D0 as GEMM 1's register A operand), n0 in {64, 128}, n1 in {64, 128, 256}, k0 a
-// multiple of 64 elements; convolutions: conv_c a multiple of 64; no d0_out. persistent_ctas > 0:
-// the warp-specialised persistent schedule on that many CTAs (fp16, or int8 with n0 = 64:
-// B2bSm90Policy::ws_type_n0), 0: one CTA a tile (the b2b planner's Plan::persistent_ctas).
+// for both GEMMs (D0 as GEMM 1's register A operand), n0 in {64, 128, 256}, n1 in {64, 128, 256}, k0
+// a multiple of 64 elements; convolutions: conv_c a multiple of 64; no d0_out. persistent_ctas > 0:
+// the warp-specialised persistent schedule on that many CTAs (fp16 with n0 <= 128, or int8 with
+// n0 = 64: B2bSm90Policy::ws_supports), 0: one CTA a tile (the b2b planner's Plan::persistent_ctas).
 // cudaErrorNotSupported when the build has no sm_90a code.
 cudaError_t launch_b2b_sm90(const B2bArgs& args, bool int8, int n0, int n1, int64_t grid_tiles, int batch,
                             int64_t persistent_ctas,

@@ -27,11 +27,12 @@ struct B2bPortablePolicy {
 // consumer warp groups of 64 rows each (GEMM 0, D0's conversion, GEMM 1 in column chunks of at most
 // kN1Chunk (64 fp32 accumulators a thread), the stores), a ring of swizzled shared-memory stages of
 // A0's and B0's 64-element k-tiles (128B swizzle fp16, 64B int8), in two schedules:
-// - one CTA a tile (convolutions, int8 with n0 = 128, GEMM pairs of fewer than kWsMinTilesPerSm tiles an SM): 256
-//   threads that also fill the ring (cp.async, tile_stages deep, refilled at every tile); with
-//   n0 = 64 (and int8 n0 = 128) two CTAs fit an SM (<= 128 registers a thread; shared memory, fp16:
-//   4 stages plus B1 = 112 KB at n1 <= 128, 3 stages + B1 = 104 KB at n1 = 256) and one CTA's GEMM 1
-//   and stores overlap the other's loads;
+// - one CTA a tile (convolutions, int8 with n0 = 128, n0 = 256, GEMM pairs of fewer than
+//   kWsMinTilesPerSm tiles an SM): 256 threads that also fill the ring (cp.async, tile_stages deep,
+//   refilled at every tile); with n0 = 64 (and int8 n0 = 128) two CTAs fit an SM (<= 128 registers
+//   a thread; shared memory, fp16: 4 stages plus B1 = 112 KB at n1 <= 128, 3 stages + B1 = 104 KB at
+//   n1 = 256) and one CTA's GEMM 1 and stores overlap the other's loads; n0 = 256 runs one CTA an
+//   SM (GEMM 0's accumulators: 128 registers a thread);
 // - warp-specialised and persistent (GEMM pairs of at least kWsMinTilesPerSm tiles an SM): one CTA an
 //   SM, a producer warp group streams the k-tiles of all the CTA's tiles through up to kMaxStages
 //   stages (the shared memory B1 and D1's staging leave), mbarrier-signalled, while the consumers
@@ -44,19 +45,49 @@ struct B2bPortablePolicy {
 struct B2bSm90Policy {
   static constexpr int kTileM = 128, kTileK = 64, kN1Chunk = 128;
   static constexpr int kConsumerThreads = 256;
+  static constexpr int kSmemBytes = 220 * 1024;  // of the 227 KB a CTA may take; the rest: barriers, alignment
+  // Bytes of one ring stage (A0's and B0's k-tiles) and of one kN1Chunk-row chunk of B1 (n1 x n0,
+  // one chunk when n1 < kN1Chunk). B1 lives in shared memory chunk by chunk, each chunk swizzled
+  // on its own (b2b_sm90_config.cuh, SmemB1Chunk).
+  static constexpr int stage_bytes(int n0, int elem_bytes) { return (kTileM + n0) * kTileK * elem_bytes; }
+  static constexpr int b1_chunks(int n1) { return n1 <= kN1Chunk ? 1 : n1 / kN1Chunk; }
+  static constexpr int b1_chunk_bytes(int n0, int n1, int elem_bytes) {
+    return (n1 < kN1Chunk ? n1 : kN1Chunk) * n0 * elem_bytes;
+  }
   // One CTA a tile.
   static constexpr int kTileThreads = kConsumerThreads;
-  static constexpr int tile_stages(int n1) { return n1 <= 128 ? 4 : 3; }
-  // Two CTAs an SM where the shared memory allows it (fp16 n0 = 128 takes 160 KB): <= 128 registers.
-  static constexpr int tile_min_ctas_per_sm(int n0, int elem_bytes) { return n0 == 64 || elem_bytes == 1 ? 2 : 1; }
+  static constexpr int kTileMinStages = 3;
+  // B1's chunks kept in shared memory beside the ring for the whole tile: all of them, unless all
+  // of B1 and a kTileMinStages-deep ring exceed kSmemBytes (fp16 n0 = 256, n1 = 256: 128 KB of B1);
+  // then the first only, and the second is loaded into the ring's B0 half once GEMM 0 has finished
+  // with it, while GEMM 1 and the stores of the first chunk run.
+  static constexpr int tile_b1_resident_chunks(int n0, int n1, int elem_bytes) {
+    return b1_chunks(n1) * b1_chunk_bytes(n0, n1, elem_bytes) + kTileMinStages * stage_bytes(n0, elem_bytes) <= kSmemBytes
+               ? b1_chunks(n1)
+               : 1;
+  }
+  // The ring's depth: 4 stages (3 at n1 = 256), as many as the shared memory beside the resident
+  // B1 takes if fewer (fp16 n0 = 256: 3).
+  static constexpr int tile_stages(int n0, int n1, int elem_bytes) {
+    const int want = n1 <= 128 ? 4 : kTileMinStages;
+    const int fit = (kSmemBytes - tile_b1_resident_chunks(n0, n1, elem_bytes) * b1_chunk_bytes(n0, n1, elem_bytes)) /
+                    stage_bytes(n0, elem_bytes);
+    return fit < want ? fit : want;
+  }
+  // Two CTAs an SM where the shared memory and registers allow it (fp16 n0 = 128 takes 160 KB; n0 =
+  // 256 takes 128 accumulators a thread for GEMM 0): <= 128 registers.
+  static constexpr int tile_min_ctas_per_sm(int n0, int elem_bytes) {
+    return n0 == 64 || (elem_bytes == 1 && n0 == 128) ? 2 : 1;
+  }
   // Warp-specialised.
   static constexpr int kProducerThreads = 128;
   static constexpr int kWsThreads = kConsumerThreads + kProducerThreads;
   static constexpr int kWsMinTilesPerSm = 2;
-  // Where it runs (with enough tiles, no convolution): fp16, and int8 with n0 = 64. int8 n0 = 128
-  // (two CTAs an SM one a tile) measured 1.5-5% slower warp-specialised (H100, docs/b2b.md).
-  static constexpr bool ws_type_n0(int n0, int elem_bytes) { return elem_bytes == 2 || n0 == 64; }
-  static constexpr int kSmemBytes = 220 * 1024;  // of the 227 KB a CTA may take; the rest: barriers, alignment
+  // Where it is built and runs (with enough tiles, no convolution): fp16 with n0 <= 128, and int8
+  // with n0 = 64. int8 n0 = 128 (two CTAs an SM one a tile) measured 1.5-5% slower warp-specialised
+  // (H100, docs/b2b.md); n0 = 256 would leave the ring one or two stages beside B1 (and its 384
+  // threads 168 registers each, against GEMM 0's 128 accumulators).
+  static constexpr bool ws_supports(int n0, int elem_bytes) { return n0 == 64 || (elem_bytes == 2 && n0 == 128); }
   static constexpr int kMaxStages = 8;
   // D1 leaves through shared memory (both schedules): kD1StageCols columns of a GEMM-1 chunk's rows
   // (kTileM; min(n1, kD1StageCols) elements a row) at a time are staged, then stored as whole
@@ -70,15 +101,21 @@ struct B2bSm90Policy {
   static constexpr int d1_stage_pitch(int n1, int elem_bytes) { return d1_stage_cols(n1) * elem_bytes + 16; }
   static constexpr int d1_stage_bytes(int n1, int elem_bytes) { return kTileM * d1_stage_pitch(n1, elem_bytes); }
   static constexpr int ws_stages(int n0, int n1, int elem_bytes) {
-    const int stage = (kTileM + n0) * kTileK * elem_bytes, b1 = n1 * n0 * elem_bytes;
-    const int fit = (kSmemBytes - b1 - d1_stage_bytes(n1, elem_bytes)) / stage;
+    const int b1 = b1_chunks(n1) * b1_chunk_bytes(n0, n1, elem_bytes);
+    const int fit = (kSmemBytes - b1 - d1_stage_bytes(n1, elem_bytes)) / stage_bytes(n0, elem_bytes);
     return fit < kMaxStages ? fit : kMaxStages;
   }
-  static constexpr bool supports_n0(int64_t n0) { return n0 == 64 || n0 == 128; }
+  static constexpr bool supports_n0(int64_t n0) { return n0 == 64 || n0 == 128 || n0 == 256; }
   // Convolutions: a k-tile (kTileK elements) must lie within one filter tap, so c % kTileK == 0.
   static constexpr bool supports_conv_c(int64_t c) { return c % kTileK == 0; }
 };
-static_assert(B2bSm90Policy::ws_stages(128, 256, 2) >= 3, "the largest fp16 configuration keeps a 3-stage ring");
+static_assert(B2bSm90Policy::ws_stages(128, 256, 2) >= 3, "the largest warp-specialised configuration keeps a 3-stage ring");
+static_assert(B2bSm90Policy::tile_stages(256, 256, 2) >= B2bSm90Policy::kTileMinStages &&
+                  B2bSm90Policy::tile_stages(256, 128, 2) >= B2bSm90Policy::kTileMinStages,
+              "the largest one-CTA-a-tile configurations keep a 3-stage ring");
+static_assert(B2bSm90Policy::tile_b1_resident_chunks(128, 256, 2) == 2 && B2bSm90Policy::tile_stages(128, 256, 2) == 3 &&
+                  B2bSm90Policy::tile_stages(128, 128, 2) == 4 && B2bSm90Policy::tile_stages(64, 64, 1) == 4,
+              "n0 <= 128 keeps the rings measured before n0 = 256 (docs/b2b.md)");
 static_assert(B2bSm90Policy::kTileM == B2bPortablePolicy::kTileM, "both families tile m alike (one grid formula)");
 
 // Problem limits common to both families.

@@ -48,7 +48,7 @@ std::string common_limits(const Problem& p) {
 // Why the Hopper kernel cannot run the problem (empty: it can).
 std::string sm90_limits(const Problem& p, Residency r) {
   if (r != Residency::Register) return "the Hopper b2b kernel is register-resident only";
-  if (!B2bSm90Policy::supports_n0(p.n0)) return "the Hopper b2b kernel needs n0 = 64 or 128";
+  if (!B2bSm90Policy::supports_n0(p.n0)) return "the Hopper b2b kernel needs n0 = 64, 128 or 256";
   if (p.k0 % B2bSm90Policy::kTileK != 0)
     return "the Hopper b2b kernel needs k0 to be a multiple of " + std::to_string(B2bSm90Policy::kTileK);
   if (p.conv.enabled() && !B2bSm90Policy::supports_conv_c(p.conv.c))
@@ -190,7 +190,7 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
   // kWsMinTilesPerSm tiles an SM of the types it is built for, one CTA an SM (its ring takes the
   // shared memory); one CTA a tile otherwise (policy.hpp has the measurements).
   const int64_t work = plan.grid_tiles * (p.group_m.empty() ? p.batch : 1);
-  if (family == KernelFamily::Sm90 && !p.conv.enabled() && B2bSm90Policy::ws_type_n0(int(p.n0), eb) &&
+  if (family == KernelFamily::Sm90 && !p.conv.enabled() && B2bSm90Policy::ws_supports(int(p.n0), eb) &&
       work >= int64_t(B2bSm90Policy::kWsMinTilesPerSm) * dev.sm_count)
     plan.persistent_ctas = std::min<int64_t>(work, dev.sm_count);
   plan.workspace_bytes = off;

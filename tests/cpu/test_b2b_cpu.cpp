@@ -62,7 +62,7 @@ TEST(B2bLimits, CanImplementExplainsEveryLimit) {
   }
   for (int64_t n0 : {320, 448, 16384 + 128})
     EXPECT_NE(why(shape(100, 64, n0, 128), Residency::Register).find("n0"), std::string::npos) << n0;
-  EXPECT_NE(why(shape(100, 64, 512, 128), Residency::Register, KernelFamily::Sm90).find("n0 = 64 or 128"),
+  EXPECT_NE(why(shape(100, 64, 512, 128), Residency::Register, KernelFamily::Sm90).find("n0 = 64, 128 or 256"),
             std::string::npos);
   Problem b = shape(100, 64, 64, 64);
   b.batch = 0;
@@ -195,7 +195,8 @@ TEST(B2bReference, MatchesADirectComputationOnIntegers) {
 TEST(B2bLimits, HopperKernelLimits) {
   EXPECT_EQ(why(shape(81920, 576, 64, 128), Residency::Register, KernelFamily::Sm90), "");
   EXPECT_EQ(why(shape(100, 64, 128, 256), Residency::Register, KernelFamily::Sm90), "");
-  EXPECT_NE(why(shape(100, 64, 256, 64), Residency::Register, KernelFamily::Sm90).find("n0"),
+  EXPECT_EQ(why(shape(100, 64, 256, 256), Residency::Register, KernelFamily::Sm90), "");
+  EXPECT_NE(why(shape(100, 64, 384, 64), Residency::Register, KernelFamily::Sm90).find("n0"),
             std::string::npos);
   EXPECT_NE(why(shape(100, 96, 64, 64), Residency::Register, KernelFamily::Sm90).find("k0"),
             std::string::npos);
@@ -208,6 +209,8 @@ TEST(B2bLimits, HopperKernelLimits) {
   EXPECT_NE(why(s8, Residency::Register, KernelFamily::Sm90).find("k0"), std::string::npos);
   s8.k0 = 128;
   s8.n0 = 256;
+  EXPECT_EQ(why(s8, Residency::Register, KernelFamily::Sm90), "");
+  s8.n0 = 512;  // chunked: the portable kernels' only
   EXPECT_NE(why(s8, Residency::Register, KernelFamily::Sm90).find("n0"), std::string::npos);
 }
 
@@ -217,7 +220,9 @@ TEST(B2bPlan, FamilyChoiceAndRefusals) {
   EXPECT_EQ(plan_of(shape(81920, 576, 64, 128), fused(Residency::Register, KernelFamily::Auto), h100).family,
             KernelFamily::Sm90);
   EXPECT_EQ(plan_of(shape(100, 64, 256, 64), fused(Residency::Register, KernelFamily::Auto), h100).family,
-            KernelFamily::Portable);  // n0 = 256: not the Hopper kernel's
+            KernelFamily::Sm90);
+  EXPECT_EQ(plan_of(shape(100, 64, 384, 64), fused(Residency::Register, KernelFamily::Auto), h100).family,
+            KernelFamily::Portable);  // n0 past 256: not the Hopper kernel's
   Problem s8 = shape(81920, 576, 64, 128);
   s8.type = DataType::S8;
   EXPECT_EQ(plan_of(s8, fused(Residency::Register, KernelFamily::Auto), h100).family, KernelFamily::Sm90);
@@ -244,7 +249,8 @@ TEST(B2bPlan, FamilyChoiceAndRefusals) {
 }
 
 // The Hopper kernel's schedule (kernels/b2b/policy.hpp): warp-specialised persistent, one CTA an SM,
-// for GEMM pairs of at least two tiles an SM, fp16 or int8 with n0 = 64; one CTA a tile otherwise.
+// for GEMM pairs of at least two tiles an SM, fp16 with n0 <= 128 or int8 with n0 = 64; one CTA a
+// tile otherwise (n0 = 256 included).
 TEST(B2bPlan, HopperScheduleFollowsThePolicy) {
   DeviceDesc h100;  // compute capability 9.0, every kernel built
   h100.sm_count = 132;
@@ -261,6 +267,11 @@ TEST(B2bPlan, HopperScheduleFollowsThePolicy) {
   EXPECT_EQ(plan_of(s8, sm90, h100).persistent_ctas, 132);
   s8.n0 = 128;  // measured slower warp-specialised
   EXPECT_EQ(plan_of(s8, sm90, h100).persistent_ctas, 0);
+  s8.n0 = 256;  // no warp-specialised n0 = 256 built, either type
+  EXPECT_EQ(plan_of(s8, sm90, h100).persistent_ctas, 0);
+  EXPECT_EQ(plan_of(shape(81920, 576, 256, 256), sm90, h100).persistent_ctas, 0);
+  EXPECT_EQ(plan_of(shape(81920, 576, 256, 256), fused(Residency::Register, KernelFamily::Auto), h100).family,
+            KernelFamily::Sm90);
   EXPECT_EQ(plan_of(shape(81920, 576, 64, 128), fused(Residency::Register, KernelFamily::Portable), h100).persistent_ctas, 0);
   // Convolutions keep one CTA a tile (measured slower warp-specialised): 784 tiles.
   EXPECT_EQ(plan_of(conv_pair(DataType::F16, Conv{32, 56, 56, 64, 3}, 64, 128), sm90, h100).persistent_ctas, 0);

@@ -70,16 +70,20 @@ TEST(B2bSm90Layouts, Gemm1AccumulatorRunsAreTheStagedColumns) {
   EXPECT_EQ((staging_mismatches<half_t, 64, 256>()), 0);
   EXPECT_EQ((staging_mismatches<int8_t, 64, 128>()), 0);
   EXPECT_EQ((staging_mismatches<int8_t, 128, 256>()), 0);
+  EXPECT_EQ((staging_mismatches<half_t, 256, 256>()), 0);
+  EXPECT_EQ((staging_mismatches<int8_t, 256, 64>()), 0);
 }
 
 TEST(B2bSm90Layouts, Fp16AccumulatorIsGemm1Operand) {
   EXPECT_EQ((mismatches<half_t, 64, 64>()), 0);
   EXPECT_EQ((mismatches<half_t, 128, 256>()), 0);
+  EXPECT_EQ((mismatches<half_t, 256, 128>()), 0);
 }
 
 TEST(B2bSm90Layouts, Int8AccumulatorUnderTheB0PermutationIsGemm1Operand) {
   EXPECT_EQ((mismatches<int8_t, 64, 128>()), 0);
   EXPECT_EQ((mismatches<int8_t, 128, 256>()), 0);
+  EXPECT_EQ((mismatches<int8_t, 256, 256>()), 0);
 }
 
 }  // namespace

@@ -259,6 +259,15 @@ void expect_equal_s8(const std::vector<int8_t>& got, const std::vector<int8_t>& 
   EXPECT_LT(saturated + zero, int64_t(got.size()) * 9 / 10) << what << ": too few unsaturated, non-zero outputs";
 }
 
+// Whether the Hopper b2b kernel runs here: false, with the planner's reason in *why, when it refuses
+// for the device or the build (NOT_SUPPORTED); any other answer on this small pair is reported.
+bool hopper_kernel_runs(std::string* why) {
+  Plan plan;
+  const ozgemmStatus_t st =
+      ozgemm::b2b::plan(handle().get(), shape(128, 64, 64, 64), options_of(Path::RegisterSm90), &plan, why);
+  return st != OZGEMM_STATUS_NOT_SUPPORTED;
+}
+
 TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
   struct S {
     int64_t m, k0, n0, n1;
@@ -291,7 +300,10 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
       expect_equal_s8(run_gpu(p, d, p.m, Path::RegisterAuto), want, "auto " + what);
     }
   }
-  std::cout << "[ note     ] the Hopper int8 kernel ran " << sm90_ran << " of the 8 cases (n0 >= 256: not its)" << std::endl;
+  // n0 = 64, 128 and 256 are the Hopper kernel's (5 cases); chunked n0 (384, 512) the portable kernels' only.
+  std::cout << "[ note     ] the Hopper int8 kernel ran " << sm90_ran << " of the 8 cases" << std::endl;
+  std::string why;
+  if (hopper_kernel_runs(&why)) EXPECT_EQ(sm90_ran, 5);
 }
 
 TEST_F(GpuB2b, Int8BatchedAndGrouped) {
@@ -313,17 +325,9 @@ TEST_F(GpuB2b, Int8BatchedAndGrouped) {
   }
 }
 
-// Whether the Hopper b2b kernel runs here: false, with the planner's reason in *why, when it refuses
-// for the device or the build (NOT_SUPPORTED); any other answer on this small pair is reported.
-bool hopper_kernel_runs(std::string* why) {
-  Plan plan;
-  const ozgemmStatus_t st =
-      ozgemm::b2b::plan(handle().get(), shape(128, 64, 64, 64), options_of(Path::RegisterSm90), &plan, why);
-  return st != OZGEMM_STATUS_NOT_SUPPORTED;
-}
-
 // The Hopper wgmma kernel against the host reference (integer inputs: exact), every n0 x n1 it
-// supports, partial tiles, alpha/beta, batched and grouped.
+// supports, partial tiles, alpha/beta, batched and grouped. fp16 n0 = 256, n1 = 256 loads B1's
+// second chunk through the ring (policy.hpp, tile_b1_resident_chunks).
 TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
   std::string why;
   if (!hopper_kernel_runs(&why)) GTEST_SKIP() << "the Hopper b2b kernel does not run here: " << why;
@@ -333,7 +337,9 @@ TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
     float alpha0, alpha1, beta1;
   };
   for (S s : {S{1000, 576, 64, 128, 1, 1, 0}, S{777, 64, 128, 64, 0.5f, 1, 1}, S{129, 192, 128, 256, 1, 0.5f, 2},
-              S{64, 64, 64, 256, 1, 1, 0}, S{300, 128, 128, 128, 1, 1, 1}, S{1, 64, 64, 64, 1, 1, 0}}) {
+              S{64, 64, 64, 256, 1, 1, 0}, S{300, 128, 128, 128, 1, 1, 1}, S{1, 64, 64, 64, 1, 1, 0},
+              S{513, 576, 256, 128, 0.5f, 0.25f, 0}, S{300, 128, 256, 256, 1, 0.5f, 1}, S{1, 64, 256, 64, 1, 1, 0},
+              S{129, 192, 256, 256, 0.25f, 0.125f, 2}}) {
     Problem p = shape(s.m, s.k0, s.n0, s.n1);
     p.alpha0 = s.alpha0;
     p.alpha1 = s.alpha1;
@@ -348,7 +354,9 @@ TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
     expect_equal(run_gpu(p, d, p.m, Path::RegisterAuto), want, "auto " + what);
   }
   check_f16_paths(batched_shape(333, 64, 64, 128), {Path::RegisterSm90}, "sm90 batched", rng);
+  check_f16_paths(batched_shape(200, 128, 256, 256), {Path::RegisterSm90}, "sm90 batched n0 = 256", rng);
   check_f16_paths(grouped_shape(64, 128, 64), {Path::RegisterSm90}, "sm90 grouped", rng);
+  check_f16_paths(grouped_shape(128, 256, 256), {Path::RegisterSm90}, "sm90 grouped n0 = 256", rng);
 }
 
 // The Hopper kernel's warp-specialised persistent schedule (GEMM pairs of at least
@@ -492,7 +500,7 @@ std::string conv_name(const ConvCase& c) {
 
 // fp16 integer inputs: partial tiles (m = 126, 255), a single pixel (every tap but the centre is
 // padding), r = 1, 3, 5, 7, channel counts the Hopper kernel takes (64, 128) and does not (32, 96),
-// n0 = 256 (portable only), beta1 != 0, CUTLASS example 13's geometry for one image.
+// n0 = 256, beta1 != 0, CUTLASS example 13's geometry for one image.
 TEST_F(GpuB2b, ConvPairsExactOnEveryPath) {
   for (const ConvCase& c : {ConvCase{Conv{2, 7, 9, 64, 3}, 64, 128, 0.25f, 0.125f, 0},
                             ConvCase{Conv{1, 1, 1, 32, 3}, 64, 64, 1, 1, 1},
@@ -500,7 +508,8 @@ TEST_F(GpuB2b, ConvPairsExactOnEveryPath) {
                             ConvCase{Conv{2, 30, 30, 64, 1}, 256, 64, 0.25f, 0.125f, 0},
                             ConvCase{Conv{2, 12, 11, 96, 7}, 128, 128, 0.0625f, 0.125f, 1},
                             ConvCase{Conv{1, 56, 56, 64, 3}, 64, 256, 0.25f, 0.125f, 0},
-                            ConvCase{Conv{1, 9, 13, 64, 3}, 384, 128, 0.25f, 0.0625f, 0}}) {
+                            ConvCase{Conv{1, 9, 13, 64, 3}, 384, 128, 0.25f, 0.0625f, 0},
+                            ConvCase{Conv{2, 11, 13, 64, 3}, 256, 256, 0.125f, 0.0625f, 0.5f}}) {
     Problem p = conv_pair(DataType::F16, c.x, c.n0, c.n1);
     p.alpha0 = c.alpha0;
     p.alpha1 = c.alpha1;
