@@ -60,35 +60,35 @@ __device__ __forceinline__ uint16_t elem_pair(int8_t lo, int8_t hi) {
 // loads), and each warp group's 128 (D1's staging, one id a warp group).
 constexpr uint32_t kConsumerBarrier = 1, kStageBarrier0 = 2;
 
-// B1's chunk `chunk` (rows chunk * kN1Chunk .. of n1 x n0, batch z) into shared memory at `to`
-// (Cfg::SmemB1Chunk), by the consumers' 256 threads (consumer index ct), as one cp.async group per
-// thread; the caller waits for it and makes it visible to wgmma.
+// The N1-row x N0-column block of B1 (n1 x n0 row-major, batch z) at rows chunk * kN1Chunk ..
+// and columns col0 .. into shared memory at `to` (Cfg::SmemB1Chunk), by the consumers' 256 threads
+// (consumer index ct), as cp.async without a group fence (the caller commits, waits for it and
+// makes it visible to wgmma). B1's row stride is p.n0 (N0 when not chunked).
 template <class Cfg, int N0>
-__device__ __forceinline__ void load_b1_chunk(const B2bArgs& p, int ct, int64_t z, int chunk, typename Cfg::Element* to) {
+__device__ __forceinline__ void load_b1_block(const B2bArgs& p, int ct, int64_t z, int chunk, int64_t col0,
+                                              typename Cfg::Element* to) {
   using T = typename Cfg::Element;
   typename Cfg::Copy copy_b1;
   auto thr = copy_b1.get_slice(ct);
-  Tensor g = make_tensor(make_gmem_ptr(static_cast<const T*>(p.b1) + z * p.stride_b1 + int64_t(chunk) * Cfg::kN1Chunk * N0),
-                         make_shape(Int<Cfg::kN1Chunk>{}, Int<N0>{}), make_stride(Int<N0>{}, Int<1>{}));
+  Tensor g = make_tensor(
+      make_gmem_ptr(static_cast<const T*>(p.b1) + z * p.stride_b1 + int64_t(chunk) * Cfg::kN1Chunk * p.n0 + col0),
+      make_shape(Int<Cfg::kN1Chunk>{}, Int<N0>{}), make_stride(p.n0, Int<1>{}));
   copy(copy_b1, thr.partition_S(g), thr.partition_D(make_tensor(make_smem_ptr(to), typename Cfg::SmemB1Chunk{})));
+}
+// B1's chunk `chunk` (all n0 = N0 columns) as one cp.async group of this thread.
+template <class Cfg, int N0>
+__device__ __forceinline__ void load_b1_chunk(const B2bArgs& p, int ct, int64_t z, int chunk, typename Cfg::Element* to) {
+  load_b1_block<Cfg, N0>(p, ct, z, chunk, 0, to);
   cp_async_fence();
 }
 
-// Epilogue 0, GEMM 1 and epilogue 1 of one tile, for consumer thread ct (0 .. 255) of both
-// schedules: D0 = T(ReLU(alpha0 acc0 + bias0)) in registers is GEMM 1's A operand; D1 =
-// T(ReLU(alpha1 D0 B1 + beta1 C1)), kN1Chunk columns at a time, each chunk staged in d1_stage
-// Cfg::kD1StageCols columns at a time (Cfg::kD1StageBytes of shared memory that only this function
-// uses meanwhile; each warp group its own 64 rows) and stored from there as 16-byte vectors of
-// consecutive columns. B1's chunk c is at b1_chunk(c) (an Element*, layout Cfg::SmemB1Chunk); the
-// chunks before Cfg::kB1Resident are visible to wgmma on entry, and chunk Cfg::kB1Resident (if any)
-// is this thread's last cp.async group in flight, waited for here.
-template <class Cfg, int N0, int N1, class Acc0, class B1Chunk>
-__device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bTileRows& tile, Acc0& acc0,
-                                            const B1Chunk& b1_chunk, uint8_t* d1_stage) {
+// Epilogue 0 for consumer thread ct: GEMM 0's accumulator (D0's columns col0 .. col0 + N0 - 1)
+// to D0 = T(ReLU(alpha0 acc0 + bias0)), returned in GEMM 1's register A operand order (fp16: the
+// same registers; int8: b2b_sm90_config.cuh, a_operand_source).
+template <class Cfg, int N0, class Acc0>
+__device__ __forceinline__ auto d0_operand(const B2bArgs& p, int ct, int64_t z, const Acc0& acc0, int64_t col0) {
   using T = typename Cfg::Element;
-  constexpr int kN1Chunk = Cfg::kN1Chunk;
-  const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;
-  const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 : nullptr;
+  const float* bias = p.bias0 ? p.bias0 + z * p.stride_bias0 + col0 : nullptr;
   typename Cfg::Mma0 mma0;
   auto thr0 = mma0.get_slice(ct);
   Tensor cC0 = thr0.partition_C(make_identity_tensor(Shape<Int<kM>, Int<N0>>{}));
@@ -107,6 +107,40 @@ __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bT
   Tensor rP = make_tensor<T>(tOrA_shape.layout());  // GEMM 1's A operand (fp16: the same registers)
   CUTE_UNROLL
   for (int a = 0; a < size(rP); ++a) rP(a) = rD0(a_operand_source<T>(a));
+  return rP;
+}
+
+// GEMM 1 on one block of B1 (kN1Chunk x N0 at b1, layout Cfg::SmemB1Chunk, visible to wgmma):
+// acc1 = rP x block (accumulate == false) or acc1 += rP x block, complete on return.
+template <class Cfg, int N0, class RP, class Acc1>
+__device__ __forceinline__ void gemm1_block(int ct, const RP& rP, const typename Cfg::Element* b1, Acc1& acc1,
+                                            bool accumulate) {
+  typename Cfg::Mma1 mma1;
+  auto thr1 = mma1.get_slice(ct);
+  Tensor sB1c = make_tensor(make_smem_ptr(b1), typename Cfg::SmemB1Chunk{});  // rows of B1 = D1 columns
+  Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1c));
+  if (!accumulate) clear(acc1);
+  mma1.accumulate_ = GMMA::ScaleOut::One;
+  warpgroup_fence_operand(acc1);
+  warpgroup_arrive();
+  gemm(mma1, rP, tOrB, acc1);
+  warpgroup_commit_batch();
+  warpgroup_wait<0>();
+  warpgroup_fence_operand(acc1);
+}
+
+// Epilogue 1 of D1's columns chunk * kN1Chunk .. (GEMM 1's accumulator acc1 of that chunk) for
+// consumer thread ct: D1 = T(ReLU(alpha1 acc1 + beta1 C1)), staged in d1_stage Cfg::kD1StageCols
+// columns at a time (Cfg::kD1StageBytes of shared memory that only this function uses meanwhile;
+// each warp group its own 64 rows) and stored from there as 16-byte vectors of consecutive columns.
+template <class Cfg, int N1, class Acc1>
+__device__ __forceinline__ void store_d1_chunk(const B2bArgs& p, int ct, const B2bTileRows& tile, const Acc1& acc1,
+                                               int chunk, uint8_t* d1_stage) {
+  using T = typename Cfg::Element;
+  constexpr int kN1Chunk = Cfg::kN1Chunk;
+  const int64_t row0 = tile.row0, valid = tile.valid, z = tile.z;
+  typename Cfg::Mma1 mma1;
+  auto thr1 = mma1.get_slice(ct);
   const bool read_c = p.beta1 != 0.0f;
   const T* C1 = static_cast<const T*>(p.c1) + z * p.stride_c1;
   T* D1 = static_cast<T*>(p.d1) + z * p.stride_d1;
@@ -117,6 +151,58 @@ __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bT
   constexpr int kWgRows = kM / 2, kWgThreads = kConsumerThreads / 2;
   static_assert(kRowBytes % 16 == 0 && (kWgRows * kVecs) % kWgThreads == 0, "whole vectors, evenly shared");
   const int wg = ct / kWgThreads, wt = ct % kWgThreads;
+  // The accumulator's values in kSubs runs of kSubValues, run s holding columns [s, s + 1)
+  // kStageCols of the chunk (CLayout_64xN: the 8-column block is the slowest value mode;
+  // tests/gpu/test_b2b_sm90_layouts.cu checks it).
+  constexpr int kSubValues = decltype(size(acc1))::value / kSubs;
+  CUTE_UNROLL
+  for (int s = 0; s < kSubs; ++s) {
+    // The previously staged rows of this warp group have been stored.
+    cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);
+    // Values i, i + 1 are columns c, c + 1 of one row (the column pair is the fastest value mode):
+    // one load of C1 and one staged pair each (4 bytes fp16, 2 int8). Rows past the matrix are
+    // staged too (never stored).
+    CUTE_UNROLL
+    for (int i = s * kSubValues; i < (s + 1) * kSubValues; i += 2) {
+      const int r = get<0>(cC1(i)), c = get<1>(cC1(i));
+      float c0 = 0.0f, c1 = 0.0f;
+      if (read_c && r < valid) {
+        const float2 cc = load_pair(C1 + (row0 + r) * N1 + chunk * kN1Chunk + c);
+        c0 = __fmul_rn(p.beta1, cc.x);
+        c1 = __fmul_rn(p.beta1, cc.y);
+      }
+      const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
+                                  to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
+      *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(d1_stage + r * kPitch +
+                                                               (c - s * kStageCols) * int(sizeof(T))) = pair;
+    }
+    cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);  // the warp group's rows are staged
+    // Vector v = wt + j kWgThreads of the warp group's rows: row v / kVecs, byte (v % kVecs) 16;
+    // the thread's byte column is the same for every j (kWgThreads is a multiple of kVecs).
+    static_assert(kWgThreads % kVecs == 0 && (kWgRows * kVecs) % kWgThreads == 0, "one byte column a thread");
+    char* const d1_rows =
+        reinterpret_cast<char*>(D1 + (row0 + wg * kWgRows) * N1 + chunk * kN1Chunk + s * kStageCols) + (wt % kVecs) * 16;
+    const uint8_t* const staged = d1_stage + wg * kWgRows * kPitch + (wt % kVecs) * 16;
+    const int64_t rows_left = valid - wg * kWgRows;
+    CUTE_UNROLL
+    for (int j = 0; j < kWgRows * kVecs / kWgThreads; ++j) {
+      const int r = wt / kVecs + j * (kWgThreads / kVecs);
+      if (r < rows_left)
+        *reinterpret_cast<uint4*>(d1_rows + r * (N1 * int(sizeof(T)))) = *reinterpret_cast<const uint4*>(staged + r * kPitch);
+    }
+  }
+}
+
+// Epilogue 0, GEMM 1 and epilogue 1 of one tile (n0 = N0), for consumer thread ct (0 .. 255) of
+// both schedules: D0 in registers is GEMM 1's A operand; D1 kN1Chunk columns at a time. B1's
+// chunk c is at b1_chunk(c) (an Element*, layout Cfg::SmemB1Chunk); the chunks before
+// Cfg::kB1Resident are visible to wgmma on entry, and chunk Cfg::kB1Resident (if any) is this
+// thread's last cp.async group in flight, waited for here.
+template <class Cfg, int N0, int N1, class Acc0, class B1Chunk>
+__device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bTileRows& tile, Acc0& acc0,
+                                            const B1Chunk& b1_chunk, uint8_t* d1_stage) {
+  const auto rP = d0_operand<Cfg, N0>(p, ct, tile.z, acc0, 0);
+  typename Cfg::Mma1 mma1;
   CUTE_NO_UNROLL
   for (int chunk = 0; chunk < Cfg::kB1Chunks; ++chunk) {
     if (Cfg::kB1Resident < Cfg::kB1Chunks && chunk == Cfg::kB1Resident) {  // the chunk loaded through the ring
@@ -124,70 +210,21 @@ __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bT
       cutlass::arch::fence_view_async_shared();  // visible to wgmma (async proxy)
       cutlass::arch::NamedBarrier::sync(kConsumerThreads, kConsumerBarrier);  // every thread's part
     }
-    // rows of B1 = D1 columns chunk * kN1Chunk ..
-    Tensor sB1c = make_tensor(make_smem_ptr(b1_chunk(chunk)), typename Cfg::SmemB1Chunk{});
-    Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1c));
-    Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<kN1Chunk>>{});
-    clear(acc1);
-    mma1.accumulate_ = GMMA::ScaleOut::One;
-    warpgroup_fence_operand(acc1);
-    warpgroup_arrive();
-    gemm(mma1, rP, tOrB, acc1);
-    warpgroup_commit_batch();
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(acc1);
-    // The accumulator's values in kSubs runs of kSubValues, run s holding columns [s, s + 1)
-    // kStageCols of the chunk (CLayout_64xN: the 8-column block is the slowest value mode;
-    // tests/gpu/test_b2b_sm90_layouts.cu checks it).
-    constexpr int kSubValues = decltype(size(acc1))::value / kSubs;
-    CUTE_UNROLL
-    for (int s = 0; s < kSubs; ++s) {
-      // The previously staged rows of this warp group have been stored.
-      cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);
-      // Values i, i + 1 are columns c, c + 1 of one row (the column pair is the fastest value mode):
-      // one load of C1 and one staged pair each (4 bytes fp16, 2 int8). Rows past the matrix are
-      // staged too (never stored).
-      CUTE_UNROLL
-      for (int i = s * kSubValues; i < (s + 1) * kSubValues; i += 2) {
-        const int r = get<0>(cC1(i)), c = get<1>(cC1(i));
-        float c0 = 0.0f, c1 = 0.0f;
-        if (read_c && r < valid) {
-          const float2 cc = load_pair(C1 + (row0 + r) * N1 + chunk * kN1Chunk + c);
-          c0 = __fmul_rn(p.beta1, cc.x);
-          c1 = __fmul_rn(p.beta1, cc.y);
-        }
-        const auto pair = elem_pair(to_elem(b2b_epilogue(p.alpha1, float(acc1(i)), c0, p.relu1), T{}),
-                                    to_elem(b2b_epilogue(p.alpha1, float(acc1(i + 1)), c1, p.relu1), T{}));
-        *reinterpret_cast<std::remove_const_t<decltype(pair)>*>(d1_stage + r * kPitch +
-                                                                 (c - s * kStageCols) * int(sizeof(T))) = pair;
-      }
-      cutlass::arch::NamedBarrier::sync(kWgThreads, kStageBarrier0 + wg);  // the warp group's rows are staged
-      // Vector v = wt + j kWgThreads of the warp group's rows: row v / kVecs, byte (v % kVecs) 16;
-      // the thread's byte column is the same for every j (kWgThreads is a multiple of kVecs).
-      static_assert(kWgThreads % kVecs == 0 && (kWgRows * kVecs) % kWgThreads == 0, "one byte column a thread");
-      char* const d1_rows =
-          reinterpret_cast<char*>(D1 + (row0 + wg * kWgRows) * N1 + chunk * kN1Chunk + s * kStageCols) + (wt % kVecs) * 16;
-      const uint8_t* const staged = d1_stage + wg * kWgRows * kPitch + (wt % kVecs) * 16;
-      const int64_t rows_left = valid - wg * kWgRows;
-      CUTE_UNROLL
-      for (int j = 0; j < kWgRows * kVecs / kWgThreads; ++j) {
-        const int r = wt / kVecs + j * (kWgThreads / kVecs);
-        if (r < rows_left)
-          *reinterpret_cast<uint4*>(d1_rows + r * (N1 * int(sizeof(T)))) = *reinterpret_cast<const uint4*>(staged + r * kPitch);
-      }
-    }
+    Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<Cfg::kN1Chunk>>{});
+    gemm1_block<Cfg, N0>(ct, rP, b1_chunk(chunk), acc1, false);
+    store_d1_chunk<Cfg, N1>(p, ct, tile, acc1, chunk, d1_stage);
   }
 }
 
 // A0's k-tile kt of the tile's rows into ring stage st, with copy `g2s` (its thread slice thr_copy):
 // from A0 (rows row0.., batch z) or, for a convolution, gathered from X at this thread's rows'
 // pixels. Rows past the matrix are not loaded: their shared rows hold stale data, which only
-// reaches accumulator rows that are never stored. Then B0's k-tile (int8: rows permuted,
-// s8_d0_column, the top of this file).
+// reaches accumulator rows that are never stored. Then B0's k-tile of rows (D0 columns) b0_row0 ..
+// + N0 - 1 (int8: rows permuted within each 32, s8_d0_column, the top of this file).
 template <class Cfg, int N0, class Copy, class ThrCopy, class TAs, class TAc, class TBs, class TBc, int kARows>
 __device__ __forceinline__ void load_k_tile(const B2bArgs& p, const Copy& g2s, const ThrCopy& thr_copy, const TAs& tAs,
                                             const TAc& tAc, const TBs& tBs, const TBc& tBc, const B2bTileRows& t,
-                                            const ConvPixel (&pixels)[kARows], int kt, int st) {
+                                            const ConvPixel (&pixels)[kARows], int kt, int st, int64_t b0_row0 = 0) {
   using T = typename Cfg::Element;
   const int64_t k0 = p.k0;
   if (p.conv_c > 0) {
@@ -204,7 +241,7 @@ __device__ __forceinline__ void load_k_tile(const B2bArgs& p, const Copy& g2s, c
     for (int m = 0; m < kARows; ++m)
       if (get<0>(tAc(0, m, 0)) < t.valid) copy(g2s, tAg(_, m, _), tAs(_, m, _, st));
   }
-  const T* b0 = static_cast<const T*>(p.b0) + t.z * p.stride_b0 + int64_t(kt) * kK;
+  const T* b0 = static_cast<const T*>(p.b0) + t.z * p.stride_b0 + b0_row0 * k0 + int64_t(kt) * kK;
   if constexpr (Cfg::kInt8) {
     CUTE_UNROLL
     for (int n = 0; n < size<1>(tBs); ++n) {
@@ -293,6 +330,112 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::ti
     load_b1_chunk<Cfg, N0>(p, threadIdx.x, tile.z, Cfg::kB1Resident, ss.b0);
   auto b1_chunk = [&](int c) { return c < Cfg::kB1Resident ? ss.b1 + c * Cfg::kB1ChunkElems : ss.b0; };
   finish_tile<Cfg, N0, N1>(p, threadIdx.x, tile, acc0, b1_chunk, reinterpret_cast<uint8_t*>(ss.a));
+#endif
+}
+
+// ---- n0 past 256 (b2b_chunked_n0; one CTA a tile, policy.hpp chunked_stages) ----
+// For each of D1's column chunks c1 and each of D0's column chunks j (N0 = kB2bN0Chunk columns):
+// GEMM 0 for D0's columns j N0 .. (A0's k-tiles again for every chunk, from L2 after the first),
+// epilogue 0, and acc1 (+)= D0's chunk x B1's block (c1, j); after the last j, D1's chunk c1. With
+// n1 > kN1Chunk GEMM 0 is recomputed for each c1 (acc1 of all of n1 would not fit the registers
+// beside acc0). The k-tiles of all blocks q = c1 J + j are one flat stream g = q KT + kt through
+// the ring, loaded `ahead` = min(kStages - 1, KT) k-tiles ahead across block boundaries, so the next
+// block's loads overlap this block's epilogue 0, GEMM 1 and stores. B1's block q rides in the
+// cp.async group of k-tile q KT into buffer q % 2: that buffer was last read by GEMM 1 of block
+// q - 2, which every thread finished before the barrier of iteration (q - 1) KT, and the load
+// issues after the barrier of iteration q KT - ahead >= (q - 1) KT (ahead <= KT); it is complete and
+// visible at GEMM 1 of block q, after iteration q KT + KT - 1 waited for k-tile q KT's group and
+// passed the barrier. D1 is staged in a buffer of its own (the ring is busy with the next block).
+template <class T, int N1>
+using ChunkedConfig =
+    B2bSm90Config<T, kB2bN0Chunk, N1, B2bSm90Policy::chunked_stages(N1, int(sizeof(T))), 1>;
+template <class T, int N1>
+struct B2bSm90ChunkedSmem {
+  using Cfg = ChunkedConfig<T, N1>;
+  alignas(128) T a[cosize_v<typename Cfg::SmemA>];
+  alignas(128) T b0[cosize_v<typename Cfg::SmemB0>];
+  alignas(128) T b1[2][Cfg::kB1ChunkElems];
+  alignas(128) uint8_t d1_stage[Cfg::kD1StageBytes];
+};
+
+// cp.async.wait_group with a runtime count n <= kMax: at most n of this thread's groups pending.
+template <int kMax>
+__device__ __forceinline__ void cp_async_wait_at_most(int n) {
+  if constexpr (kMax == 0) {
+    cp_async_wait<0>();
+  } else {
+    if (n >= kMax)
+      cp_async_wait<kMax>();
+    else
+      cp_async_wait_at_most<kMax - 1>(n);
+  }
+}
+
+template <class T, int N1>
+__global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, 1) b2b_sm90_chunked_kernel(B2bArgs p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int N0 = kB2bN0Chunk;
+  using Cfg = ChunkedConfig<T, N1>;
+  constexpr int kStages = Cfg::kStages;
+  static_assert(kStages >= 2, "a ring");
+  extern __shared__ __align__(128) char smem_buf[];
+  auto& ss = *reinterpret_cast<B2bSm90ChunkedSmem<T, N1>*>(smem_buf);
+  Tensor sA = make_tensor(make_smem_ptr(ss.a), typename Cfg::SmemA{});     // (128, 64, stages)
+  Tensor sB0 = make_tensor(make_smem_ptr(ss.b0), typename Cfg::SmemB0{});  // (N0, 64, stages)
+  const B2bTileRows tile = b2b_tile_rows(p);
+  const int k_tiles = static_cast<int>(p.k0 / kK), n0_chunks = static_cast<int>(p.n0 / N0);
+  const int blocks = Cfg::kB1Chunks * n0_chunks, total = blocks * k_tiles;
+  const int ahead = k_tiles < kStages - 1 ? k_tiles : kStages - 1;
+
+  typename Cfg::Copy g2s;
+  auto thr_copy = g2s.get_slice(threadIdx.x);
+  Tensor tAs = thr_copy.partition_D(sA);  // (CPY, CPY_M, CPY_K, stages)
+  Tensor tAc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<kM>{}, Int<kK>{})));
+  Tensor tBs = thr_copy.partition_D(sB0);
+  Tensor tBc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<N0>{}, Int<kK>{})));
+  constexpr int kARows = decltype(size<1>(tAs))::value;
+  static_assert(decltype(size<2>(tAs))::value == 1, "one vector a row and k-tile");
+  ConvPixel pixels[kARows];
+  tile_pixels(p, tAc, tile, pixels);
+  auto load_stage = [&](int g) {  // k-tile g of the stream and, at a block's first, the block of B1
+    if (g < total) {
+      const int kt = g % k_tiles, q = g / k_tiles, j = q % n0_chunks, c1 = q / n0_chunks;
+      load_k_tile<Cfg, N0>(p, g2s, thr_copy, tAs, tAc, tBs, tBc, tile, pixels, kt, g % kStages, int64_t(j) * N0);
+      if (kt == 0) load_b1_block<Cfg, N0>(p, threadIdx.x, tile.z, c1, int64_t(j) * N0, ss.b1[q % 2]);
+    }
+    cp_async_fence();
+  };
+  for (int g = 0; g < ahead; ++g) load_stage(g);
+
+  typename Cfg::Mma0 mma0;
+  auto thr0 = mma0.get_slice(threadIdx.x);
+  Tensor tCrA = thr0.make_fragment_A(thr0.partition_A(sA));  // descriptors (MMA, MMA_M, MMA_K, stages)
+  Tensor tCrB = thr0.make_fragment_B(thr0.partition_B(sB0));
+  typename Cfg::Mma1 mma1;
+  Tensor acc0 = partition_fragment_C(mma0, Shape<Int<kM>, Int<N0>>{});
+  Tensor acc1 = partition_fragment_C(mma1, Shape<Int<kM>, Int<Cfg::kN1Chunk>>{});
+  mma0.accumulate_ = GMMA::ScaleOut::One;
+  int g = 0;
+  for (int q = 0; q < blocks; ++q) {
+    const int j = q % n0_chunks, c1 = q / n0_chunks;
+    clear(acc0);
+    for (int kt = 0; kt < k_tiles; ++kt, ++g) {
+      cp_async_wait_at_most<kStages - 2>(ahead - 1);  // this thread's copies of k-tile g have landed
+      cutlass::arch::fence_view_async_shared();       // ... and are visible to wgmma (async proxy)
+      __syncthreads();                                // everyone's; and k-tile g-1's stage is free
+      load_stage(g + ahead);
+      const int st = g % kStages;
+      warpgroup_fence_operand(acc0);
+      warpgroup_arrive();
+      gemm(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
+      warpgroup_commit_batch();
+      warpgroup_wait<0>();
+      warpgroup_fence_operand(acc0);
+    }
+    const auto rP = d0_operand<Cfg, N0>(p, threadIdx.x, tile.z, acc0, int64_t(j) * N0);
+    gemm1_block<Cfg, N0>(threadIdx.x, rP, ss.b1[q % 2], acc1, j > 0);
+    if (j == n0_chunks - 1) store_d1_chunk<Cfg, N1>(p, threadIdx.x, tile, acc1, c1, ss.d1_stage);
+  }
 #endif
 }
 
@@ -431,6 +574,30 @@ cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, int64_t persis
   return cudaErrorInvalidValue;
 }
 
+// n0 past 256 (b2b_chunked_n0): the chunked kernel, one CTA a tile.
+template <class T, int N1>
+cudaError_t launch_chunked(const B2bArgs& args, int64_t tiles, int batch, cudaStream_t stream) {
+  auto kernel = b2b_sm90_chunked_kernel<T, N1>;
+  static_assert(sizeof(B2bSm90ChunkedSmem<T, N1>) <= 227 * 1024, "the H100's shared memory a CTA");
+  const int smem = static_cast<int>(sizeof(B2bSm90ChunkedSmem<T, N1>));
+  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (e != cudaSuccess) return e;
+  kernel<<<dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(batch)), B2bSm90Policy::kTileThreads, smem,
+           stream>>>(args);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_chunked_n1(const B2bArgs& a, int n1, int64_t tiles, int batch, int64_t ctas, cudaStream_t s) {
+  if (ctas != 0) return cudaErrorInvalidValue;  // (no warp-specialised schedule for it)
+  switch (n1) {
+    case 64: return launch_chunked<T, 64>(a, tiles, batch, s);
+    case 128: return launch_chunked<T, 128>(a, tiles, batch, s);
+    case 256: return launch_chunked<T, 256>(a, tiles, batch, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
 template <class T, int N0>
 cudaError_t launch_n1(const B2bArgs& a, int n1, int64_t tiles, int batch, int64_t ctas, cudaStream_t s) {
   switch (n1) {
@@ -448,6 +615,7 @@ cudaError_t launch_n0(const B2bArgs& a, int n0, int n1, int64_t tiles, int batch
     case 128: return launch_n1<T, 128>(a, n1, tiles, batch, ctas, s);
     case 256: return launch_n1<T, 256>(a, n1, tiles, batch, ctas, s);
   }
+  if (b2b_chunked_n0(n0)) return launch_chunked_n1<T>(a, n1, tiles, batch, ctas, s);
   return cudaErrorInvalidValue;
 }
 
@@ -459,7 +627,7 @@ cudaError_t launch_b2b_sm90(const B2bArgs& args, bool int8, int n0, int n1, int6
   if (grid_tiles > 0x7fffffffLL || batch > 65535 || args.k0 % kK != 0 || args.d0_out ||
       (args.conv_c > 0 && !B2bSm90Policy::supports_conv_c(args.conv_c)))
     return cudaErrorInvalidValue;
-  if (persistent_ctas < 0) return cudaErrorInvalidValue;
+  if (persistent_ctas < 0 || args.n0 != n0) return cudaErrorInvalidValue;
   return int8 ? launch_n0<int8_t>(args, n0, n1, grid_tiles, batch, persistent_ctas, stream)
               : launch_n0<half_t>(args, n0, n1, grid_tiles, batch, persistent_ctas, stream);
 }

@@ -20,7 +20,7 @@ struct B2bArgs {
   const void* c1;      // read only when beta1 != 0
   void* d1;
   int64_t m, k0;       // per batch (not grouped) or the total rows (grouped)
-  int64_t n0;          // D0's columns: the launch's n0, or (portable kernels) a multiple of kB2bN0Chunk above 256
+  int64_t n0;          // D0's columns: the launch's n0 (a multiple of kB2bN0Chunk above 256: GEMM 0 in chunks)
   float alpha0, alpha1, beta1;
   bool relu0, relu1;
   // batched: blockIdx.z is the batch, element strides below (0 when not batched)
@@ -51,8 +51,9 @@ cudaError_t launch_b2b(const B2bArgs& args, bool int8, int n0, int n1, bool shar
                        int batch, cudaStream_t stream);
 
 // The Hopper kernel (kernels/b2b_sm90.cu): fp16 or int8 (as launch_b2b), register residency, wgmma
-// for both GEMMs (D0 as GEMM 1's register A operand), n0 in {64, 128, 256}, n1 in {64, 128, 256}, k0
-// a multiple of 64 elements; convolutions: conv_c a multiple of 64; no d0_out. persistent_ctas > 0:
+// for both GEMMs (D0 as GEMM 1's register A operand), n0 in {64, 128, 256} or b2b_chunked_n0 (GEMM 0
+// in chunks of kB2bN0Chunk columns, one CTA a tile; args.n0 == n0), n1 in {64, 128, 256}, k0 a
+// multiple of 64 elements; convolutions: conv_c a multiple of 64; no d0_out. persistent_ctas > 0:
 // the warp-specialised persistent schedule on that many CTAs (fp16 with n0 <= 128, or int8 with
 // n0 = 64: B2bSm90Policy::ws_supports), 0: one CTA a tile (the b2b planner's Plan::persistent_ctas).
 // cudaErrorNotSupported when the build has no sm_90a code.

@@ -8,6 +8,10 @@
 namespace ozgemm {
 namespace kernels {
 
+// n0 past one tile: GEMM 0 runs in chunks of kB2bN0Chunk of D0's columns (both families; see
+// b2b_chunked_n0 below).
+constexpr int kB2bN0Chunk = 128;
+
 // Portable kernels (b2b_sm80.cu): mma.sync, one CTA = 8 warps = 128 rows, each warp owning 16 rows
 // and all of D0's and D1's columns ("thread-block tile N = problem N").
 struct B2bPortablePolicy {
@@ -105,6 +109,16 @@ struct B2bSm90Policy {
     const int fit = (kSmemBytes - b1 - d1_stage_bytes(n1, elem_bytes)) / stage_bytes(n0, elem_bytes);
     return fit < kMaxStages ? fit : kMaxStages;
   }
+  // n0 past 256 (b2b_chunked_n0): one CTA a tile, GEMM 0 in chunks of kB2bN0Chunk columns, each
+  // chunk's D0 (registers) multiplied into D1's accumulators by its block of B1 (kN1Chunk x
+  // kB2bN0Chunk), double-buffered beside the ring; D1's staging in a buffer of its own (the ring
+  // prefetches the next chunk meanwhile); up to 4 stages.
+  static constexpr int chunked_stages(int n1, int elem_bytes) {
+    const int fit = (kSmemBytes - 2 * b1_chunk_bytes(kB2bN0Chunk, n1, elem_bytes) - d1_stage_bytes(n1, elem_bytes)) /
+                    stage_bytes(kB2bN0Chunk, elem_bytes);
+    return fit < 4 ? fit : 4;
+  }
+  // n0 of one chunk (D0 all in registers); past 256 see chunked_stages and b2b_chunked_n0.
   static constexpr bool supports_n0(int64_t n0) { return n0 == 64 || n0 == 128 || n0 == 256; }
   // Convolutions: a k-tile (kTileK elements) must lie within one filter tap, so c % kTileK == 0.
   static constexpr bool supports_conv_c(int64_t c) { return c % kTileK == 0; }
@@ -126,7 +140,6 @@ constexpr bool b2b_tile_n(int64_t n) { return n == 64 || n == 128 || n == 256; }
 // chunk's D0 feeding GEMM 1 as that k-range while D1's accumulators stay in registers; with more
 // than one column chunk of D1 (n1 > kN1Chunk) GEMM 0 is recomputed for each. kB2bMaxN0 keeps the
 // kernels' int offsets small.
-constexpr int kB2bN0Chunk = 128;
 constexpr int64_t kB2bMaxN0 = 16384;
 constexpr bool b2b_chunked_n0(int64_t n0) { return n0 > 256 && n0 <= kB2bMaxN0 && n0 % kB2bN0Chunk == 0; }
 constexpr int kB2bMaxBatch = 65535;                 // grid.z

@@ -48,7 +48,9 @@ std::string common_limits(const Problem& p) {
 // Why the Hopper kernel cannot run the problem (empty: it can).
 std::string sm90_limits(const Problem& p, Residency r) {
   if (r != Residency::Register) return "the Hopper b2b kernel is register-resident only";
-  if (!B2bSm90Policy::supports_n0(p.n0)) return "the Hopper b2b kernel needs n0 = 64, 128 or 256";
+  if (!B2bSm90Policy::supports_n0(p.n0) && !kernels::b2b_chunked_n0(p.n0))
+    return "the Hopper b2b kernel needs n0 = 64, 128, 256 or a multiple of " + std::to_string(kernels::kB2bN0Chunk) +
+           " up to " + std::to_string(kernels::kB2bMaxN0);
   if (p.k0 % B2bSm90Policy::kTileK != 0)
     return "the Hopper b2b kernel needs k0 to be a multiple of " + std::to_string(B2bSm90Policy::kTileK);
   if (p.conv.enabled() && !B2bSm90Policy::supports_conv_c(p.conv.c))

@@ -55,15 +55,16 @@ TEST(B2bLimits, CanImplementExplainsEveryLimit) {
   // GEMM 1 runs in column chunks: every n0 x n1 is register-resident, fp16 256 x 256 included.
   EXPECT_EQ(why(shape(100, 64, 256, 256), Residency::Register), "");
   EXPECT_EQ(why(shape(100, 64, 128, 256), Residency::Register), "");
-  // n0 past 256: multiples of kB2bN0Chunk (GEMM 0 in column chunks), up to kB2bMaxN0, portable only.
+  // n0 past 256: multiples of kB2bN0Chunk (GEMM 0 in column chunks), up to kB2bMaxN0, both families.
   for (int64_t n0 : {384, 512, 1024, 16384}) {
     EXPECT_EQ(why(shape(100, 64, n0, 128), Residency::Register), "") << n0;
     EXPECT_EQ(why(shape(100, 64, n0, 256), Residency::Shared), "") << n0;
+    EXPECT_EQ(why(shape(100, 64, n0, 256), Residency::Register, KernelFamily::Sm90), "") << n0;
   }
-  for (int64_t n0 : {320, 448, 16384 + 128})
+  for (int64_t n0 : {320, 448, 16384 + 128}) {
     EXPECT_NE(why(shape(100, 64, n0, 128), Residency::Register).find("n0"), std::string::npos) << n0;
-  EXPECT_NE(why(shape(100, 64, 512, 128), Residency::Register, KernelFamily::Sm90).find("n0 = 64, 128 or 256"),
-            std::string::npos);
+    EXPECT_NE(why(shape(100, 64, n0, 128), Residency::Register, KernelFamily::Sm90).find("n0"), std::string::npos) << n0;
+  }
   Problem b = shape(100, 64, 64, 64);
   b.batch = 0;
   EXPECT_NE(why(b, Residency::Shared), "");
@@ -196,7 +197,8 @@ TEST(B2bLimits, HopperKernelLimits) {
   EXPECT_EQ(why(shape(81920, 576, 64, 128), Residency::Register, KernelFamily::Sm90), "");
   EXPECT_EQ(why(shape(100, 64, 128, 256), Residency::Register, KernelFamily::Sm90), "");
   EXPECT_EQ(why(shape(100, 64, 256, 256), Residency::Register, KernelFamily::Sm90), "");
-  EXPECT_NE(why(shape(100, 64, 384, 64), Residency::Register, KernelFamily::Sm90).find("n0"),
+  EXPECT_EQ(why(shape(100, 64, 384, 64), Residency::Register, KernelFamily::Sm90), "");  // chunked
+  EXPECT_NE(why(shape(100, 64, 192, 64), Residency::Register, KernelFamily::Sm90).find("n0"),
             std::string::npos);
   EXPECT_NE(why(shape(100, 96, 64, 64), Residency::Register, KernelFamily::Sm90).find("k0"),
             std::string::npos);
@@ -210,7 +212,9 @@ TEST(B2bLimits, HopperKernelLimits) {
   s8.k0 = 128;
   s8.n0 = 256;
   EXPECT_EQ(why(s8, Residency::Register, KernelFamily::Sm90), "");
-  s8.n0 = 512;  // chunked: the portable kernels' only
+  s8.n0 = 512;  // chunked
+  EXPECT_EQ(why(s8, Residency::Register, KernelFamily::Sm90), "");
+  s8.n0 = 96;
   EXPECT_NE(why(s8, Residency::Register, KernelFamily::Sm90).find("n0"), std::string::npos);
 }
 
@@ -222,7 +226,8 @@ TEST(B2bPlan, FamilyChoiceAndRefusals) {
   EXPECT_EQ(plan_of(shape(100, 64, 256, 64), fused(Residency::Register, KernelFamily::Auto), h100).family,
             KernelFamily::Sm90);
   EXPECT_EQ(plan_of(shape(100, 64, 384, 64), fused(Residency::Register, KernelFamily::Auto), h100).family,
-            KernelFamily::Portable);  // n0 past 256: not the Hopper kernel's
+            KernelFamily::Sm90);  // n0 past 256: the chunked Hopper kernel
+  EXPECT_EQ(plan_of(shape(100, 64, 384, 64), fused(Residency::Register, KernelFamily::Sm90), h100).persistent_ctas, 0);
   Problem s8 = shape(81920, 576, 64, 128);
   s8.type = DataType::S8;
   EXPECT_EQ(plan_of(s8, fused(Residency::Register, KernelFamily::Auto), h100).family, KernelFamily::Sm90);

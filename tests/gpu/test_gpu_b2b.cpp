@@ -300,10 +300,10 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
       expect_equal_s8(run_gpu(p, d, p.m, Path::RegisterAuto), want, "auto " + what);
     }
   }
-  // n0 = 64, 128 and 256 are the Hopper kernel's (6 cases); chunked n0 (384, 512) the portable kernels' only.
+  // The Hopper kernel takes every case (n0 = 384 and 512: its chunked kernel).
   std::cout << "[ note     ] the Hopper int8 kernel ran " << sm90_ran << " of the 8 cases" << std::endl;
   std::string why;
-  if (hopper_kernel_runs(&why)) EXPECT_EQ(sm90_ran, 6);
+  if (hopper_kernel_runs(&why)) EXPECT_EQ(sm90_ran, 8);
 }
 
 TEST_F(GpuB2b, Int8BatchedAndGrouped) {
@@ -327,7 +327,9 @@ TEST_F(GpuB2b, Int8BatchedAndGrouped) {
 
 // The Hopper wgmma kernel against the host reference (integer inputs: exact), every n0 x n1 it
 // supports, partial tiles, alpha/beta, batched and grouped. fp16 n0 = 256, n1 = 256 loads B1's
-// second chunk through the ring (policy.hpp, tile_b1_resident_chunks).
+// second chunk through the ring (policy.hpp, tile_b1_resident_chunks). n0 past 256 (the chunked
+// kernel): k0 = 64 (one k-tile a chunk: loads one ahead), 192 (three: as many ahead as k-tiles),
+// 576 (past the ring), n1 = 64, 128, 256 (GEMM 0 recomputed for D1's second chunk).
 TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
   std::string why;
   if (!hopper_kernel_runs(&why)) GTEST_SKIP() << "the Hopper b2b kernel does not run here: " << why;
@@ -339,7 +341,9 @@ TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
   for (S s : {S{1000, 576, 64, 128, 1, 1, 0}, S{777, 64, 128, 64, 0.5f, 1, 1}, S{129, 192, 128, 256, 1, 0.5f, 2},
               S{64, 64, 64, 256, 1, 1, 0}, S{300, 128, 128, 128, 1, 1, 1}, S{1, 64, 64, 64, 1, 1, 0},
               S{513, 576, 256, 128, 0.5f, 0.25f, 0}, S{300, 128, 256, 256, 1, 0.5f, 1}, S{1, 64, 256, 64, 1, 1, 0},
-              S{129, 192, 256, 256, 0.25f, 0.125f, 2}}) {
+              S{129, 192, 256, 256, 0.25f, 0.125f, 2}, S{513, 64, 384, 128, 1, 0.5f, 1},
+              S{200, 192, 512, 256, 0.5f, 0.25f, 0}, S{130, 576, 384, 64, 0.25f, 0.125f, 2},
+              S{1, 128, 640, 256, 1, 1, 0}}) {
     Problem p = shape(s.m, s.k0, s.n0, s.n1);
     p.alpha0 = s.alpha0;
     p.alpha1 = s.alpha1;
@@ -357,6 +361,8 @@ TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
   check_f16_paths(batched_shape(200, 128, 256, 256), {Path::RegisterSm90}, "sm90 batched n0 = 256", rng);
   check_f16_paths(grouped_shape(64, 128, 64), {Path::RegisterSm90}, "sm90 grouped", rng);
   check_f16_paths(grouped_shape(128, 256, 256), {Path::RegisterSm90}, "sm90 grouped n0 = 256", rng);
+  check_f16_paths(batched_shape(150, 128, 384, 256), {Path::RegisterSm90}, "sm90 batched n0 = 384", rng);
+  check_f16_paths(grouped_shape(64, 512, 128), {Path::RegisterSm90}, "sm90 grouped n0 = 512", rng);
 }
 
 // The Hopper kernel's warp-specialised persistent schedule (GEMM pairs of at least
