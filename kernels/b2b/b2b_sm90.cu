@@ -339,13 +339,15 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::ti
 // epilogue 0, and acc1 (+)= D0's chunk x B1's block (c1, j); after the last j, D1's chunk c1. With
 // n1 > kN1Chunk GEMM 0 is recomputed for each c1 (acc1 of all of n1 would not fit the registers
 // beside acc0). The k-tiles of all blocks q = c1 J + j are one flat stream g = q KT + kt through
-// the ring, loaded `ahead` = min(kStages - 1, KT) k-tiles ahead across block boundaries, so the next
-// block's loads overlap this block's epilogue 0, GEMM 1 and stores. B1's block q rides in the
-// cp.async group of k-tile q KT into buffer q % 2: that buffer was last read by GEMM 1 of block
-// q - 2, which every thread finished before the barrier of iteration (q - 1) KT, and the load
-// issues after the barrier of iteration q KT - ahead >= (q - 1) KT (ahead <= KT); it is complete and
-// visible at GEMM 1 of block q, after iteration q KT + KT - 1 waited for k-tile q KT's group and
-// passed the barrier. D1 is staged in a buffer of its own (the ring is busy with the next block).
+// the ring, loaded `ahead` = min(kStages - 2, KT) k-tiles ahead across block boundaries (so the next
+// block's loads overlap this block's epilogue 0, GEMM 1 and stores), and GEMM 0 keeps k-tile g's
+// wgmma in flight while iteration g + 1 waits, synchronises and loads: the stage iteration g loads
+// (k-tile g + ahead) was last read by k-tile g + ahead - kStages <= g - 2, whose wgmma every thread
+// completed (wait<1> in iteration g - 1) before iteration g's barrier. B1's block q goes into its
+// one buffer in iteration q KT's cp.async group, after that iteration's barrier, which every thread
+// passes only after GEMM 1 of block q - 1; GEMM 1 of block q reads it after iteration q KT + KT - 1,
+// whose wait covers that group when KT - 1 >= ahead, and otherwise waits for it itself. D1 is staged
+// in a buffer of its own (the ring is busy with the next block).
 template <class T, int N1>
 using ChunkedConfig =
     B2bSm90Config<T, kB2bN0Chunk, N1, B2bSm90Policy::chunked_stages(N1, int(sizeof(T))), 1>;
@@ -354,7 +356,7 @@ struct B2bSm90ChunkedSmem {
   using Cfg = ChunkedConfig<T, N1>;
   alignas(128) T a[cosize_v<typename Cfg::SmemA>];
   alignas(128) T b0[cosize_v<typename Cfg::SmemB0>];
-  alignas(128) T b1[2][Cfg::kB1ChunkElems];
+  alignas(128) T b1[Cfg::kB1ChunkElems];
   alignas(128) uint8_t d1_stage[Cfg::kD1StageBytes];
 };
 
@@ -376,8 +378,8 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, 1) b2b_sm90_chunk
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N0 = kB2bN0Chunk;
   using Cfg = ChunkedConfig<T, N1>;
-  constexpr int kStages = Cfg::kStages;
-  static_assert(kStages >= 2, "a ring");
+  constexpr int kStages = Cfg::kStages, kInFlight = B2bSm90Policy::kChunkedInFlight;
+  static_assert(kInFlight == 1 && kStages >= kInFlight + 2, "a ring one k-tile ahead beside the wgmma in flight");
   extern __shared__ __align__(128) char smem_buf[];
   auto& ss = *reinterpret_cast<B2bSm90ChunkedSmem<T, N1>*>(smem_buf);
   Tensor sA = make_tensor(make_smem_ptr(ss.a), typename Cfg::SmemA{});     // (128, 64, stages)
@@ -385,7 +387,7 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, 1) b2b_sm90_chunk
   const B2bTileRows tile = b2b_tile_rows(p);
   const int k_tiles = static_cast<int>(p.k0 / kK), n0_chunks = static_cast<int>(p.n0 / N0);
   const int blocks = Cfg::kB1Chunks * n0_chunks, total = blocks * k_tiles;
-  const int ahead = k_tiles < kStages - 1 ? k_tiles : kStages - 1;
+  const int ahead = k_tiles < kStages - 1 - kInFlight ? k_tiles : kStages - 1 - kInFlight;
 
   typename Cfg::Copy g2s;
   auto thr_copy = g2s.get_slice(threadIdx.x);
@@ -397,15 +399,16 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, 1) b2b_sm90_chunk
   static_assert(decltype(size<2>(tAs))::value == 1, "one vector a row and k-tile");
   ConvPixel pixels[kARows];
   tile_pixels(p, tAc, tile, pixels);
-  auto load_stage = [&](int g) {  // k-tile g of the stream and, at a block's first, the block of B1
+  auto load_k = [&](int g) {  // k-tile g of the stream (not committed)
     if (g < total) {
-      const int kt = g % k_tiles, q = g / k_tiles, j = q % n0_chunks, c1 = q / n0_chunks;
+      const int kt = g % k_tiles, j = (g / k_tiles) % n0_chunks;
       load_k_tile<Cfg, N0>(p, g2s, thr_copy, tAs, tAc, tBs, tBc, tile, pixels, kt, g % kStages, int64_t(j) * N0);
-      if (kt == 0) load_b1_block<Cfg, N0>(p, threadIdx.x, tile.z, c1, int64_t(j) * N0, ss.b1[q % 2]);
     }
-    cp_async_fence();
   };
-  for (int g = 0; g < ahead; ++g) load_stage(g);
+  for (int g = 0; g < ahead; ++g) {
+    load_k(g);
+    cp_async_fence();
+  }
 
   typename Cfg::Mma0 mma0;
   auto thr0 = mma0.get_slice(threadIdx.x);
@@ -422,18 +425,27 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, 1) b2b_sm90_chunk
     for (int kt = 0; kt < k_tiles; ++kt, ++g) {
       cp_async_wait_at_most<kStages - 2>(ahead - 1);  // this thread's copies of k-tile g have landed
       cutlass::arch::fence_view_async_shared();       // ... and are visible to wgmma (async proxy)
-      __syncthreads();                                // everyone's; and k-tile g-1's stage is free
-      load_stage(g + ahead);
+      __syncthreads();  // everyone's; every wgmma of k-tile g - 2 and GEMM 1 of block q - 1 are done
+      load_k(g + ahead);
+      if (kt == 0) load_b1_block<Cfg, N0>(p, threadIdx.x, tile.z, c1, int64_t(j) * N0, ss.b1);
+      cp_async_fence();
       const int st = g % kStages;
       warpgroup_fence_operand(acc0);
       warpgroup_arrive();
       gemm(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
       warpgroup_commit_batch();
-      warpgroup_wait<0>();
+      warpgroup_wait<kInFlight>();  // k-tile g - 1's wgmma has completed; g's may run on
       warpgroup_fence_operand(acc0);
     }
+    warpgroup_wait<0>();
+    warpgroup_fence_operand(acc0);
+    if (k_tiles - 1 < ahead) {  // B1's block may still be in flight: the iteration's waits did not cover it
+      cp_async_wait<0>();
+      cutlass::arch::fence_view_async_shared();
+      __syncthreads();
+    }
     const auto rP = d0_operand<Cfg, N0>(p, threadIdx.x, tile.z, acc0, int64_t(j) * N0);
-    gemm1_block<Cfg, N0>(threadIdx.x, rP, ss.b1[q % 2], acc1, j > 0);
+    gemm1_block<Cfg, N0>(threadIdx.x, rP, ss.b1, acc1, j > 0);
     if (j == n0_chunks - 1) store_d1_chunk<Cfg, N1>(p, threadIdx.x, tile, acc1, c1, ss.d1_stage);
   }
 #endif

@@ -111,12 +111,15 @@ struct B2bSm90Policy {
   }
   // n0 past 256 (b2b_chunked_n0): one CTA a tile, GEMM 0 in chunks of kB2bN0Chunk columns, each
   // chunk's D0 (registers) multiplied into D1's accumulators by its block of B1 (kN1Chunk x
-  // kB2bN0Chunk), double-buffered beside the ring; D1's staging in a buffer of its own (the ring
-  // prefetches the next chunk meanwhile); up to 4 stages.
+  // kB2bN0Chunk, one buffer beside the ring); D1's staging in a buffer of its own (the ring
+  // prefetches the next chunk meanwhile); as many stages as fit, up to kChunkedMaxStages (fp16: 5,
+  // int8: 6). GEMM 0 keeps one k-tile's wgmma in flight, so the loads run kChunkedInFlight + 1
+  // fewer stages ahead than the ring is deep.
+  static constexpr int kChunkedMaxStages = 6, kChunkedInFlight = 1;
   static constexpr int chunked_stages(int n1, int elem_bytes) {
-    const int fit = (kSmemBytes - 2 * b1_chunk_bytes(kB2bN0Chunk, n1, elem_bytes) - d1_stage_bytes(n1, elem_bytes)) /
+    const int fit = (kSmemBytes - b1_chunk_bytes(kB2bN0Chunk, n1, elem_bytes) - d1_stage_bytes(n1, elem_bytes)) /
                     stage_bytes(kB2bN0Chunk, elem_bytes);
-    return fit < 4 ? fit : 4;
+    return fit < kChunkedMaxStages ? fit : kChunkedMaxStages;
   }
   // n0 of one chunk (D0 all in registers); past 256 see chunked_stages and b2b_chunked_n0.
   static constexpr bool supports_n0(int64_t n0) { return n0 == 64 || n0 == 128 || n0 == 256; }
