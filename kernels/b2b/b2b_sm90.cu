@@ -60,6 +60,18 @@ __device__ __forceinline__ uint16_t elem_pair(int8_t lo, int8_t hi) {
 // loads), and each warp group's 128 (D1's staging, one id a warp group).
 constexpr uint32_t kConsumerBarrier = 1, kStageBarrier0 = 2;
 
+// One wgmma batch of both warp groups, acc (+)= a x b (the TiledMMA's accumulate_ mode), then a wait
+// until at most kPending of this thread's batches are in flight (0: this one has completed).
+template <int kPending, class Mma, class TA, class TB, class Acc>
+__device__ __forceinline__ void wgmma_batch(Mma& mma, const TA& a, const TB& b, Acc& acc) {
+  warpgroup_fence_operand(acc);
+  warpgroup_arrive();
+  gemm(mma, a, b, acc);
+  warpgroup_commit_batch();
+  warpgroup_wait<kPending>();
+  warpgroup_fence_operand(acc);
+}
+
 // The N1-row x N0-column block of B1 (n1 x n0 row-major, batch z) at rows chunk * kN1Chunk ..
 // and columns col0 .. into shared memory at `to` (Cfg::SmemB1Chunk), by the consumers' 256 threads
 // (consumer index ct), as cp.async without a group fence (the caller commits, waits for it and
@@ -121,12 +133,7 @@ __device__ __forceinline__ void gemm1_block(int ct, const RP& rP, const typename
   Tensor tOrB = thr1.make_fragment_B(thr1.partition_B(sB1c));
   if (!accumulate) clear(acc1);
   mma1.accumulate_ = GMMA::ScaleOut::One;
-  warpgroup_fence_operand(acc1);
-  warpgroup_arrive();
-  gemm(mma1, rP, tOrB, acc1);
-  warpgroup_commit_batch();
-  warpgroup_wait<0>();
-  warpgroup_fence_operand(acc1);
+  wgmma_batch<0>(mma1, rP, tOrB, acc1);
 }
 
 // Epilogue 1 of D1's columns chunk * kN1Chunk .. (GEMM 1's accumulator acc1 of that chunk) for
@@ -313,12 +320,7 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::ti
     __syncthreads();                           // everyone's; and k-tile kt-1's stage is free
     load_stage(kt + kStages - 1);
     const int st = kt % kStages;
-    warpgroup_fence_operand(acc0);
-    warpgroup_arrive();
-    gemm(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
-    warpgroup_commit_batch();
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(acc0);
+    wgmma_batch<0>(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
   }
   cp_async_wait<0>();
   cutlass::arch::fence_view_async_shared();
@@ -430,12 +432,8 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, 1) b2b_sm90_chunk
       if (kt == 0) load_b1_block<Cfg, N0>(p, threadIdx.x, tile.z, c1, int64_t(j) * N0, ss.b1);
       cp_async_fence();
       const int st = g % kStages;
-      warpgroup_fence_operand(acc0);
-      warpgroup_arrive();
-      gemm(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
-      warpgroup_commit_batch();
-      warpgroup_wait<kInFlight>();  // k-tile g - 1's wgmma has completed; g's may run on
-      warpgroup_fence_operand(acc0);
+      // k-tile g - 1's wgmma has completed on return; g's may run on
+      wgmma_batch<kInFlight>(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
     }
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc0);
@@ -545,12 +543,7 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
       pipeline.consumer_wait(state);             // the producer's cp.async of this stage have landed
       cutlass::arch::fence_view_async_shared();  // ... and are visible to wgmma (async proxy)
       const int st = static_cast<int>(state.index());
-      warpgroup_fence_operand(acc0);
-      warpgroup_arrive();
-      gemm(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
-      warpgroup_commit_batch();
-      warpgroup_wait<0>();
-      warpgroup_fence_operand(acc0);
+      wgmma_batch<0>(mma0, tCrA(_, _, _, st), tCrB(_, _, _, st), acc0);
       pipeline.consumer_release(state);  // the stage may be refilled
       ++state;
     }

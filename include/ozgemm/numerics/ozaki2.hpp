@@ -137,20 +137,31 @@ struct Oz2Pieces {
 OZGEMM_HD float oz2_piece_float(uint32_t u, float sign) {
   return fma_rn(float_of(0x4B000000u | u), sign, sign * -8388608.0f);
 }
-// The pieces of a = (neg ? -mag : mag); precondition mag < 2^(14 W).
+// The pieces of a = (neg ? -1 : 1) mant 2^p, |a| < 2^(14 W): piece j is bits [14 j, 14 j + 14) of
+// mant 2^p, taken from mant by one shift (p = 0: of mant itself); low_byte is a mod 2^8.
 template <int W>
-OZGEMM_HD Oz2Pieces<W> oz2_pieces_from(uint64_t mag, bool neg) {
-  static_assert(W >= 1 && W <= 5, "14-bit pieces of a value below 2^64 (wider: oz2_pieces_of_scaled_wide)");
+OZGEMM_HD Oz2Pieces<W> oz2_pieces_shifted(uint64_t mant, int p, bool neg) {
+  static_assert(W >= 1 && W <= kOz2MaxPieces, "14-bit pieces of a value below 2^84");
   const float sign = neg ? -1.0f : 1.0f;
   Oz2Pieces<W> out;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int j = 0; j < W; ++j) {
-    out.f[j] = oz2_piece_float(static_cast<uint32_t>(mag >> (kOz2PieceBits * j)) & ((1u << kOz2PieceBits) - 1), sign);
+    const int sh = kOz2PieceBits * j - p;  // piece j = bits [sh, sh + 14) of mant
+    const uint64_t window = sh >= 64 ? 0 : sh >= 0 ? mant >> sh : sh > -64 ? mant << -sh : 0;
+    out.f[j] = oz2_piece_float(static_cast<uint32_t>(window) & ((1u << kOz2PieceBits) - 1), sign);
   }
-  out.low_byte = static_cast<uint32_t>(neg ? uint64_t(0) - mag : mag) & 0xffu;
+  // a's low 64 bits (mant 2^p mod 2^64), negated for negative a: the low byte is a mod 2^8.
+  const uint64_t low = p >= 64 ? 0 : p >= 0 ? mant << p : p > -64 ? mant >> -p : 0;
+  out.low_byte = static_cast<uint32_t>(neg ? uint64_t(0) - low : low) & 0xffu;
   return out;
+}
+// The pieces of a = (neg ? -mag : mag); precondition mag < 2^(14 W).
+template <int W>
+OZGEMM_HD Oz2Pieces<W> oz2_pieces_from(uint64_t mag, bool neg) {
+  static_assert(W >= 1 && W <= 5, "14-bit pieces of a value below 2^64 (wider: oz2_pieces_of_scaled_wide)");
+  return oz2_pieces_shifted<W>(mag, 0, neg);
 }
 // Precondition |a| < 2^(14 W) (a != INT64_MIN).
 template <int W>
@@ -163,26 +174,11 @@ OZGEMM_HD Oz2Pieces<W> oz2_pieces_of_scaled(double x, int e) {
   return oz2_pieces_from<W>(static_cast<uint64_t>(scaled_floor(x, e)), (bits_of(x) >> 63) != 0);
 }
 // The same pieces for a = trunc(x 2^e) of any magnitude below 2^(14 W) (the wide counts, where a
-// may pass 2^64): piece j is bits [14 j, 14 j + 14) of mant 2^p, taken from mant by one shift.
+// may pass 2^64).
 template <int W>
 OZGEMM_HD Oz2Pieces<W> oz2_pieces_of_scaled_wide(double x, int e) {
-  static_assert(W >= 1 && W <= kOz2MaxPieces, "14-bit pieces of a value below 2^84");
   const ScaledSignificand s = scaled_significand(x, e);
-  const bool neg = (bits_of(x) >> 63) != 0;
-  const float sign = neg ? -1.0f : 1.0f;
-  Oz2Pieces<W> out;
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int j = 0; j < W; ++j) {
-    const int sh = kOz2PieceBits * j - s.p;  // piece j = bits [sh, sh + 14) of mant
-    const uint64_t window = sh >= 64 ? 0 : sh >= 0 ? s.mant >> sh : sh > -64 ? s.mant << -sh : 0;
-    out.f[j] = oz2_piece_float(static_cast<uint32_t>(window) & ((1u << kOz2PieceBits) - 1), sign);
-  }
-  // a's low 64 bits (mant 2^p mod 2^64), negated for negative a: the low byte is a mod 2^8.
-  const uint64_t low = s.p >= 64 ? 0 : s.p >= 0 ? s.mant << s.p : s.p > -64 ? s.mant >> -s.p : 0;
-  out.low_byte = static_cast<uint32_t>(neg ? uint64_t(0) - low : low) & 0xffu;
-  return out;
+  return oz2_pieces_shifted<W>(s.mant, s.p, (bits_of(x) >> 63) != 0);
 }
 // The kernels' pieces at n moduli: the int64 form up to 16 moduli, the wide one past it.
 template <int N>
