@@ -72,7 +72,7 @@ struct Arguments {
 
 // How to run it. Fused: a residency and a kernel family (ozgemm::KernelFamily): Portable
 // (mma.sync, sm_80 and newer, every type and residency), Sm90 (Hopper wgmma for both GEMMs, D0 as
-// GEMM 1's register operand: fp16 or int8, register residency, n0 in {64, 128}, k0 a multiple of 64), or
+// GEMM 1's register operand: fp16 or int8, register residency, every n0, k0 a multiple of 64), or
 // Auto (Sm90 where it applies on a Hopper GPU, measured faster there, docs/b2b.md; Portable
 // otherwise). Unfused: the cuBLASLt pair with D0 through global memory (the baseline); for a
 // convolution pair, conv 0 on the portable kernel alone, then conv 1 as the cuBLASLt GEMM.
