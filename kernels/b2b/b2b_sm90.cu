@@ -2,9 +2,11 @@
 // or int8: GEMM 0 with wgmma reading A0 and B0 from shared memory (swizzled, filled by a cp.async
 // ring), GEMM 1 with wgmma taking D0 as its A operand from registers (as attention kernels feed P
 // into P x V). Two schedules (policy.hpp, B2bSm90Policy; the b2b planner picks): one CTA a tile, whose
-// threads also fill the ring, and warp-specialised persistent, a producer warp group filling it.
+// threads also fill the ring, and warp-specialised persistent, a producer warp group filling it;
+// for n0 past 256, a chunked one-CTA-a-tile kernel (GEMM 0 in 128-column chunks, below).
 //
-// A tile = two consumer warp groups = 128 rows; each warp group owns 64 rows and all n0 / n1 columns.
+// A tile = two consumer warp groups = 128 rows; each warp group owns 64 rows and all n0 / n1 columns
+// (the chunked kernel: one 128-column chunk of D0 at a time).
 // Why D0 needs no shuffle, fp16: the accumulator of a 64 x N wgmma (CLayout_64xN) holds, per
 // thread, values (e, h, b) = (column pair, row half, 8-column block) with flat index e + 2h + 4b;
 // the register A operand of a 64 x 16 wgmma (ALayout_64x16) holds (e, h, k-half) of one 16-wide
@@ -438,7 +440,7 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, 1) b2b_sm90_chunk
     warpgroup_wait<0>();
     warpgroup_fence_operand(acc0);
     if (k_tiles - 1 < ahead) {  // B1's block may still be in flight: the iteration's waits did not cover it
-      cp_async_wait<0>();
+      cp_async_wait_at_most<kStages - 2>(k_tiles - 1);  // the k_tiles - 1 groups committed after its own may pend
       cutlass::arch::fence_view_async_shared();
       __syncthreads();
     }
@@ -560,6 +562,7 @@ cudaError_t launch(const B2bArgs& args, int64_t tiles, int batch, int64_t persis
   cudaError_t e = cudaSuccess;
   if (persistent_ctas == 0) {
     auto kernel = b2b_sm90_tile_kernel<T, N0, N1>;
+    static_assert(sizeof(typename B2bSm90Config<T, N0, N1>::Smem) <= 227 * 1024, "the H100's shared memory a CTA");
     const int smem = static_cast<int>(sizeof(typename B2bSm90Config<T, N0, N1>::Smem));
     if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem)) != cudaSuccess) return e;
     kernel<<<dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(batch)), B2bSm90Policy::kTileThreads, smem,

@@ -51,7 +51,8 @@ struct B2bSm90Types<int8_t> {
 
 // Stages: the ring's depth; B1Resident: B1's chunks kept in Smem::b1 (the rest go through the
 // ring, policy.hpp). Both the one-CTA-a-tile kernel's by default; the warp-specialised kernel's are
-// B2bSm90Policy::ws_stages and all of B1.
+// B2bSm90Policy::ws_stages and all of B1. (The chunked kernel for n0 past 256 passes 1 and uses
+// only the types and constants: its shared memory is B2bSm90ChunkedSmem, with one B1 block buffer.)
 template <class T, int N0, int N1, int Stages = B2bSm90Policy::tile_stages(N0, N1, int(sizeof(T))),
           int B1Resident = B2bSm90Policy::tile_b1_resident_chunks(N0, N1, int(sizeof(T)))>
 struct B2bSm90Config : B2bSm90Types<T> {

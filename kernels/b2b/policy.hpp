@@ -30,7 +30,8 @@ struct B2bPortablePolicy {
 // The Hopper kernels (b2b_sm90.cu): fp16 or int8, register residency, wgmma for both GEMMs, two
 // consumer warp groups of 64 rows each (GEMM 0, D0's conversion, GEMM 1 in column chunks of at most
 // kN1Chunk (64 fp32 accumulators a thread), the stores), a ring of swizzled shared-memory stages of
-// A0's and B0's 64-element k-tiles (128B swizzle fp16, 64B int8), in two schedules:
+// A0's and B0's 64-element k-tiles (128B swizzle fp16, 64B int8), in two schedules (and, for n0
+// past 256, the chunked kernel: chunked_stages below):
 // - one CTA a tile (convolutions, int8 with n0 = 128, n0 = 256, GEMM pairs of fewer than
 //   kWsMinTilesPerSm tiles an SM): 256 threads that also fill the ring (cp.async, tile_stages deep,
 //   refilled at every tile); with n0 = 64 (and int8 n0 = 128) two CTAs fit an SM (<= 128 registers
@@ -139,7 +140,7 @@ static_assert(B2bSm90Policy::kTileM == B2bPortablePolicy::kTileM, "both families
 constexpr int kB2bTileM = B2bPortablePolicy::kTileM;
 constexpr int kB2bChunkK = B2bPortablePolicy::kChunkK;
 constexpr bool b2b_tile_n(int64_t n) { return n == 64 || n == 128 || n == 256; }  // n0, n1
-// n0 past one tile (portable kernels): GEMM 0 runs in chunks of kB2bN0Chunk of D0's columns, each
+// n0 past one tile (both families; Hopper: B2bSm90Policy::chunked_stages): GEMM 0 runs in chunks of kB2bN0Chunk of D0's columns, each
 // chunk's D0 feeding GEMM 1 as that k-range while D1's accumulators stay in registers; with more
 // than one column chunk of D1 (n1 > kN1Chunk) GEMM 0 is recomputed for each. kB2bMaxN0 keeps the
 // kernels' int offsets small.

@@ -278,7 +278,10 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
   for (S s : {S{1000, 576, 64, 128, 1.0f / 1024, 1.0f / 512, 0, true}, S{777, 64, 128, 64, 1.0f / 128, 1.0f / 256, 1, false},
               S{129, 192, 256, 128, 1.0f / 256, 1.0f / 1024, 0.5f, false}, S{64, 64, 64, 256, 1.0f / 100, 1.0f / 300, 0, true},
               S{300, 128, 256, 256, 1.0f / 200, 1.0f / 700, 0.25f, false}, S{1, 64, 128, 128, 1.0f / 128, 1.0f / 400, 0, false},
-              S{257, 128, 512, 128, 1.0f / 256, 1.0f / 2048, 0, true}, S{130, 64, 384, 256, 1.0f / 128, 1.0f / 1500, 0.5f, false}}) {
+              S{257, 128, 512, 128, 1.0f / 256, 1.0f / 2048, 0, true}, S{130, 64, 384, 256, 1.0f / 128, 1.0f / 1500, 0.5f, false},
+              // the Hopper chunked kernel (6 stages, 4 k-tiles ahead): B1's group covered by the
+              // block's own waits (k0 = 320: 5 k-tiles) and waited for apart (k0 = 192: 3)
+              S{300, 320, 384, 128, 1.0f / 512, 1.0f / 2048, 0.25f, false}, S{150, 192, 512, 256, 1.0f / 256, 1.0f / 4096, 0, true}}) {
     Problem p = shape(s.m, s.k0, s.n0, s.n1);
     p.type = DataType::S8;
     p.alpha0 = s.alpha0;
@@ -301,9 +304,9 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
     }
   }
   // The Hopper kernel takes every case (n0 = 384 and 512: its chunked kernel).
-  std::cout << "[ note     ] the Hopper int8 kernel ran " << sm90_ran << " of the 8 cases" << std::endl;
+  std::cout << "[ note     ] the Hopper int8 kernel ran " << sm90_ran << " of the 10 cases" << std::endl;
   std::string why;
-  if (hopper_kernel_runs(&why)) EXPECT_EQ(sm90_ran, 8);
+  if (hopper_kernel_runs(&why)) EXPECT_EQ(sm90_ran, 10);
 }
 
 TEST_F(GpuB2b, Int8BatchedAndGrouped) {
@@ -328,8 +331,9 @@ TEST_F(GpuB2b, Int8BatchedAndGrouped) {
 // The Hopper wgmma kernel against the host reference (integer inputs: exact), every n0 x n1 it
 // supports, partial tiles, alpha/beta, batched and grouped. fp16 n0 = 256, n1 = 256 loads B1's
 // second chunk through the ring (policy.hpp, tile_b1_resident_chunks). n0 past 256 (the chunked
-// kernel): k0 = 64 (one k-tile a chunk: loads one ahead), 192 (three: as many ahead as k-tiles),
-// 576 (past the ring), n1 = 64, 128, 256 (GEMM 0 recomputed for D1's second chunk).
+// kernel, fp16: 5 stages, 3 k-tiles ahead): k0 = 64 and 192 (1 and 3 k-tiles a chunk: B1's block
+// waited for apart), 256 (4: covered by the block's last wait, exactly), 576 (past the ring), n1 =
+// 64, 128, 256 (GEMM 0 recomputed for D1's second chunk).
 TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
   std::string why;
   if (!hopper_kernel_runs(&why)) GTEST_SKIP() << "the Hopper b2b kernel does not run here: " << why;
@@ -343,7 +347,7 @@ TEST_F(GpuB2b, HopperKernelExactOnIntegers) {
               S{513, 576, 256, 128, 0.5f, 0.25f, 0}, S{300, 128, 256, 256, 1, 0.5f, 1}, S{1, 64, 256, 64, 1, 1, 0},
               S{129, 192, 256, 256, 0.25f, 0.125f, 2}, S{513, 64, 384, 128, 1, 0.5f, 1},
               S{200, 192, 512, 256, 0.5f, 0.25f, 0}, S{130, 576, 384, 64, 0.25f, 0.125f, 2},
-              S{1, 128, 640, 256, 1, 1, 0}}) {
+              S{1, 128, 640, 256, 1, 1, 0}, S{260, 256, 512, 128, 0.5f, 0.125f, 1}}) {
     Problem p = shape(s.m, s.k0, s.n0, s.n1);
     p.alpha0 = s.alpha0;
     p.alpha1 = s.alpha1;
