@@ -26,8 +26,6 @@
 
 #include <cuda_fp16.h>
 
-#include <utility>
-
 #include <cutlass/arch/barrier.h>
 #include <cutlass/cutlass.h>
 #include <cutlass/pipeline/sm90_pipeline.hpp>
@@ -227,47 +225,16 @@ __device__ __forceinline__ void finish_tile(const B2bArgs& p, int ct, const B2bT
   }
 }
 
-// One thread's part of filling the ring: its slice of the tiled copy and the partitions of A0's and
-// B0's stages (tAs, tBs) with their (row, column) coordinates (tAc, tBc). kARows: the thread's rows
-// of A0 a k-tile (one 16-byte vector each).
-template <class Copy, class ThrCopy, class TAs, class TAc, class TBs, class TBc>
-struct RingCopy {
-  Copy g2s;
-  ThrCopy thr;
-  TAs tAs;  // (CPY, CPY_M, CPY_K, stages)
-  TAc tAc;
-  TBs tBs;
-  TBc tBc;
-  static constexpr int kARows = decltype(size<1>(std::declval<const TAs&>()))::value;
-  static_assert(decltype(size<2>(std::declval<const TAs&>()))::value == 1, "one vector a row and k-tile");
-};
-// The RingCopy of thread `thread` (of the copy's threads) for the ring (sA, sB0) of n0 = N0 rows of B0.
-template <class Copy, int N0, class SA, class SB0>
-__device__ __forceinline__ auto ring_copy(int thread, const SA& sA, const SB0& sB0) {
-  Copy g2s;
-  auto thr = g2s.get_slice(thread);
-  auto tAs = thr.partition_D(sA);
-  auto tAc = thr.partition_S(make_identity_tensor(make_shape(Int<kM>{}, Int<kK>{})));
-  auto tBs = thr.partition_D(sB0);
-  auto tBc = thr.partition_S(make_identity_tensor(make_shape(Int<N0>{}, Int<kK>{})));
-  return RingCopy<Copy, decltype(thr), decltype(tAs), decltype(tAc), decltype(tBs), decltype(tBc)>{g2s, thr, tAs, tAc,
-                                                                                                   tBs, tBc};
-}
-
-// A0's k-tile kt of the tile's rows into ring stage st, with this thread's RingCopy rc: from A0
-// (rows row0.., batch z) or, for a convolution, gathered from X at this thread's rows' pixels.
-// Rows past the matrix are not loaded: their shared rows hold stale data, which only reaches
-// accumulator rows that are never stored. Then B0's k-tile of rows (D0 columns) b0_row0 .. + N0 - 1
-// (int8: rows permuted within each 32, s8_d0_column, the top of this file).
-template <class Cfg, int N0, class RC>
-__device__ __forceinline__ void load_k_tile(const B2bArgs& p, const RC& rc, const B2bTileRows& t,
-                                            const ConvPixel (&pixels)[RC::kARows], int kt, int st, int64_t b0_row0 = 0) {
+// A0's k-tile kt of the tile's rows into ring stage st, with copy `g2s` (its thread slice thr_copy):
+// from A0 (rows row0.., batch z) or, for a convolution, gathered from X at this thread's rows'
+// pixels. Rows past the matrix are not loaded: their shared rows hold stale data, which only
+// reaches accumulator rows that are never stored. Then B0's k-tile of rows (D0 columns) b0_row0 ..
+// + N0 - 1 (int8: rows permuted within each 32, s8_d0_column, the top of this file).
+template <class Cfg, int N0, class Copy, class ThrCopy, class TAs, class TAc, class TBs, class TBc, int kARows>
+__device__ __forceinline__ void load_k_tile(const B2bArgs& p, const Copy& g2s, const ThrCopy& thr_copy, const TAs& tAs,
+                                            const TAc& tAc, const TBs& tBs, const TBc& tBc, const B2bTileRows& t,
+                                            const ConvPixel (&pixels)[kARows], int kt, int st, int64_t b0_row0 = 0) {
   using T = typename Cfg::Element;
-  constexpr int kARows = RC::kARows;
-  const auto& tAs = rc.tAs;
-  const auto& tAc = rc.tAc;
-  const auto& tBs = rc.tBs;
-  const auto& tBc = rc.tBc;
   const int64_t k0 = p.k0;
   if (p.conv_c > 0) {
     const ConvTap tap = conv_tap(p, int64_t(kt) * kK);
@@ -278,10 +245,10 @@ __device__ __forceinline__ void load_k_tile(const B2bArgs& p, const RC& rc, cons
         conv_copy16(raw_pointer_cast(&tAs(0, m, 0, st)), p, pixels[m], tap, int(sizeof(T)), conv_byte);
   } else {
     const T* a = static_cast<const T*>(p.a0) + t.z * p.stride_a0 + t.row0 * k0 + int64_t(kt) * kK;
-    Tensor tAg = rc.thr.partition_S(make_tensor(make_gmem_ptr(a), make_shape(Int<kM>{}, Int<kK>{}), make_stride(k0, Int<1>{})));
+    Tensor tAg = thr_copy.partition_S(make_tensor(make_gmem_ptr(a), make_shape(Int<kM>{}, Int<kK>{}), make_stride(k0, Int<1>{})));
     CUTE_UNROLL
     for (int m = 0; m < kARows; ++m)
-      if (get<0>(tAc(0, m, 0)) < t.valid) copy(rc.g2s, tAg(_, m, _), tAs(_, m, _, st));
+      if (get<0>(tAc(0, m, 0)) < t.valid) copy(g2s, tAg(_, m, _), tAs(_, m, _, st));
   }
   const T* b0 = static_cast<const T*>(p.b0) + t.z * p.stride_b0 + b0_row0 * k0 + int64_t(kt) * kK;
   if constexpr (Cfg::kInt8) {
@@ -291,20 +258,18 @@ __device__ __forceinline__ void load_k_tile(const B2bArgs& p, const RC& rc, cons
       cp_async16_zfill(raw_pointer_cast(&tBs(0, n, 0, st)), b0 + int64_t(s8_d0_column(row)) * k0 + col, true);
     }
   } else {
-    copy(rc.g2s, rc.thr.partition_S(make_tensor(make_gmem_ptr(b0), make_shape(Int<N0>{}, Int<kK>{}), make_stride(k0, Int<1>{}))),
+    copy(g2s, thr_copy.partition_S(make_tensor(make_gmem_ptr(b0), make_shape(Int<N0>{}, Int<kK>{}), make_stride(k0, Int<1>{}))),
          tBs(_, _, _, st));
   }
 }
 
-// The pixels of this thread's A rows in tile t (the copy's row mode; one 16-byte vector a row and
-// k-tile); convolutions only.
-template <class RC>
-__device__ __forceinline__ void tile_pixels(const B2bArgs& p, const RC& rc, const B2bTileRows& t,
-                                            ConvPixel (&pixels)[RC::kARows]) {
+// The pixels of this thread's A rows (the copy's row mode; one 16-byte vector a row and k-tile).
+template <int kARows, class TAc>
+__device__ __forceinline__ void tile_pixels(const B2bArgs& p, const TAc& tAc, const B2bTileRows& t, ConvPixel (&pixels)[kARows]) {
   if (p.conv_c <= 0) return;
   CUTE_UNROLL
-  for (int m = 0; m < RC::kARows; ++m) {
-    const int r = get<0>(rc.tAc(0, m, 0));
+  for (int m = 0; m < kARows; ++m) {
+    const int r = get<0>(tAc(0, m, 0));
     pixels[m] = conv_pixel(p, t.row0 + (r < t.valid ? r : t.valid - 1));
   }
 }
@@ -323,11 +288,18 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, B2bSm90Policy::ti
   const B2bTileRows tile = b2b_tile_rows(p);
   const int k_tiles = static_cast<int>(p.k0 / kK);
 
-  const auto rc = ring_copy<typename Cfg::Copy, N0>(threadIdx.x, sA, sB0);
-  ConvPixel pixels[decltype(rc)::kARows];
-  tile_pixels(p, rc, tile, pixels);
+  typename Cfg::Copy g2s;
+  auto thr_copy = g2s.get_slice(threadIdx.x);
+  Tensor tAs = thr_copy.partition_D(sA);  // (CPY, CPY_M, CPY_K, stages)
+  Tensor tAc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<kM>{}, Int<kK>{})));
+  Tensor tBs = thr_copy.partition_D(sB0);
+  Tensor tBc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<N0>{}, Int<kK>{})));
+  constexpr int kARows = decltype(size<1>(tAs))::value;
+  static_assert(decltype(size<2>(tAs))::value == 1, "one vector a row and k-tile");
+  ConvPixel pixels[kARows];
+  tile_pixels(p, tAc, tile, pixels);
   auto load_stage = [&](int kt) {
-    if (kt < k_tiles) load_k_tile<Cfg, N0>(p, rc, tile, pixels, kt, kt % kStages);
+    if (kt < k_tiles) load_k_tile<Cfg, N0>(p, g2s, thr_copy, tAs, tAc, tBs, tBc, tile, pixels, kt, kt % kStages);
     cp_async_fence();
   };
   // B1's resident chunks, in cp.async groups ahead of the ring's (waited for by GEMM 0's first k-tile)
@@ -421,13 +393,20 @@ __global__ void __launch_bounds__(B2bSm90Policy::kTileThreads, 1) b2b_sm90_chunk
   const int blocks = Cfg::kB1Chunks * n0_chunks, total = blocks * k_tiles;
   const int ahead = k_tiles < kStages - 1 - kInFlight ? k_tiles : kStages - 1 - kInFlight;
 
-  const auto rc = ring_copy<typename Cfg::Copy, N0>(threadIdx.x, sA, sB0);
-  ConvPixel pixels[decltype(rc)::kARows];
-  tile_pixels(p, rc, tile, pixels);
+  typename Cfg::Copy g2s;
+  auto thr_copy = g2s.get_slice(threadIdx.x);
+  Tensor tAs = thr_copy.partition_D(sA);  // (CPY, CPY_M, CPY_K, stages)
+  Tensor tAc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<kM>{}, Int<kK>{})));
+  Tensor tBs = thr_copy.partition_D(sB0);
+  Tensor tBc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<N0>{}, Int<kK>{})));
+  constexpr int kARows = decltype(size<1>(tAs))::value;
+  static_assert(decltype(size<2>(tAs))::value == 1, "one vector a row and k-tile");
+  ConvPixel pixels[kARows];
+  tile_pixels(p, tAc, tile, pixels);
   auto load_k = [&](int g) {  // k-tile g of the stream (not committed)
     if (g < total) {
       const int kt = g % k_tiles, j = (g / k_tiles) % n0_chunks;
-      load_k_tile<Cfg, N0>(p, rc, tile, pixels, kt, g % kStages, int64_t(j) * N0);
+      load_k_tile<Cfg, N0>(p, g2s, thr_copy, tAs, tAc, tBs, tBc, tile, pixels, kt, g % kStages, int64_t(j) * N0);
     }
   };
   for (int g = 0; g < ahead; ++g) {
@@ -512,15 +491,22 @@ __global__ void __launch_bounds__(B2bSm90Policy::kWsThreads, 1)
   const int k_tiles = static_cast<int>(p.k0 / kK);
   if (producer) {
     // ---- The producer: every k-tile of this CTA's tiles, at most kStages ahead of the consumers ----
-    const auto rc = ring_copy<typename Cfg::ProducerCopy, N0>(threadIdx.x, sA, sB0);
+    typename Cfg::ProducerCopy g2s;
+    auto thr_copy = g2s.get_slice(threadIdx.x);
+    Tensor tAs = thr_copy.partition_D(sA);
+    Tensor tAc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<kM>{}, Int<kK>{})));
+    Tensor tBs = thr_copy.partition_D(sB0);
+    Tensor tBc = thr_copy.partition_S(make_identity_tensor(make_shape(Int<N0>{}, Int<kK>{})));
+    constexpr int kARows = decltype(size<1>(tAs))::value;
+    static_assert(decltype(size<2>(tAs))::value == 1, "one vector a row and k-tile");
     auto state = cutlass::make_producer_start_state<Pipeline>();
     for (int64_t w = blockIdx.x; w < work; w += gridDim.x) {
       const B2bTileRows t = b2b_tile_rows(p, w % grid_tiles, w / grid_tiles);
-      ConvPixel pixels[decltype(rc)::kARows];
-      tile_pixels(p, rc, t, pixels);
+      ConvPixel pixels[kARows];
+      tile_pixels(p, tAc, t, pixels);
       for (int kt = 0; kt < k_tiles; ++kt) {
         pipeline.producer_acquire(state);
-        load_k_tile<Cfg, N0>(p, rc, t, pixels, kt, static_cast<int>(state.index()));
+        load_k_tile<Cfg, N0>(p, g2s, thr_copy, tAs, tAc, tBs, tBc, t, pixels, kt, static_cast<int>(state.index()));
         // The full barrier counts each producer thread once, when its copies of this stage have
         // landed (cp.async.mbarrier.arrive.noinc: that asynchronous arrival is the thread's one).
         cutlass::arch::cpasync_barrier_arrive_noinc(pipeline.producer_get_barrier(state.index()));
