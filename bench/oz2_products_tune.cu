@@ -7,7 +7,7 @@
 // rate random data do not reach. Timing: CUDA events, 2 warm-ups, median of ITERS runs, the
 // variants interleaved over ROUNDS rounds (clock drift under sustained INT8 load).
 // Usage: oz2_products_tune [n=8192] [k=n] [moduli=15] [iters=5] [rounds=2]; one JSON line per
-// (round, variant) on stdout, a table on stderr.
+// (round, variant) on stdout, a table on stderr. OZ2_TUNE_ONLY=name,... limits the fused configurations.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
   };
   using namespace kernels::oz2_sm90;
   using P = kernels::Sm90Oz2ProductsPolicy;
-  const std::vector<Variant> fused = {
+  const std::vector<Variant> all_fused = {
       {"library", &Oz2ProductsGemm<P>::run},
       {"library_fp64_epilogue", &Oz2ProductsGemm<P, Fp64Reduce>::run},
       {"coop_128x256_c2x1_sw1", &Oz2ProductsGemm<Pol<128, 256, 2, 1, false, 1>>::run},
@@ -138,7 +138,22 @@ int main(int argc, char** argv) {
       {"coop_128x256_c2x1_sw4", &Oz2ProductsGemm<Pol<128, 256, 2, 1, false, 4>>::run},
       {"coop_256x128_c1x2_sw4", &Oz2ProductsGemm<Pol<256, 128, 1, 2, false, 4>>::run},
       {"pingpong_128x128_c1x2_sw4", &Oz2ProductsGemm<Pol<128, 128, 1, 2, true, 4>>::run},
+      // The tiles a fully fused kernel (the CRT sums x, z of docs/numerics.md held on chip across all
+      // moduli) could use: x and z are two FP64 words an entry, 4 registers beside its int32
+      // accumulator, so 2 consumer warp groups of 128 threads hold at most ~64 x 128 entries' worth
+      // (5 x 32 = 160 registers a thread at 128 x 64, 5 x 64 = 320 at 128 x 128: over the 255 limit).
+      // Their products alone bound such a kernel's time from below (docs/performance.md).
+      {"coop_128x128_c2x1_sw8", &Oz2ProductsGemm<Pol<128, 128, 2, 1, false, 8>>::run},
+      {"coop_128x64_c1x1_sw8", &Oz2ProductsGemm<Pol<128, 64, 1, 1, false, 8>>::run},
+      {"coop_128x64_c2x1_sw8", &Oz2ProductsGemm<Pol<128, 64, 2, 1, false, 8>>::run},
+      {"coop_128x64_c1x2_sw8", &Oz2ProductsGemm<Pol<128, 64, 1, 2, false, 8>>::run},
+      {"coop_128x64_c2x2_sw8", &Oz2ProductsGemm<Pol<128, 64, 2, 2, false, 8>>::run},
   };
+  // OZ2_TUNE_ONLY="name,name,...": time only these fused configurations (default: all).
+  std::vector<Variant> fused;
+  const char* only = std::getenv("OZ2_TUNE_ONLY");
+  for (const auto& v : all_fused)
+    if (!only || !*only || ("," + std::string(only) + ",").find("," + v.name + ",") != std::string::npos) fused.push_back(v);
   // Reference planes and the check of every fused configuration.
   lt_each();
   CHECK_CUDA(cudaDeviceSynchronize());

@@ -1,4 +1,4 @@
-// bench/gemmul8/side_by_side.cu — native cuBLAS DGEMM, ozgemm's Ozaki-II and GEMMul8 (the published
+// bench/gemmul8/side_by_side.cu — native cuBLAS DGEMM, ozgemm's Ozaki-II and Ozaki-I, and GEMMul8 (the published
 // Ozaki-II library, built from a checkout the user points to; never vendored) on the same inputs in
 // one process: square n^3, A and B from the phi family (U(0,1) - 0.5) exp(phi N(0,1)) generated on
 // the GPU from a printed seed, C poisoned with NaN before every timed call.
@@ -8,7 +8,8 @@
 // rotation is needed. Error: componentwise max |C - AB|_ij / (|A||B|)_ij over `samples` random
 // entries against a long double dot product on the host (the same sample for every method).
 //
-// Usage: side_by_side N MODULI_LIST PHI ITERS SEED   (MODULI_LIST like 14,15)
+// Usage: side_by_side N MODULI_LIST PHI ITERS SEED   (MODULI_LIST like 14,15; SLICES=7 in the
+// environment: Ozaki-I's slice count, 0 skips it; its "moduli" field holds the slices)
 // One JSON line per method on stdout. Built by bench/gemmul8/build.sh.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -175,6 +176,25 @@ int main(int argc, char** argv) {
       ozgemmGetLastCallInfo(oz, &info);
       report("ozgemm_ozaki2", N, ozgemmGetVariantString(info.variant), ms);
     }
+  // Ozaki-I at SLICES slices (the issue's comparison table: 7), every variant this device has; the
+  // table takes the fastest.
+  const int slices = std::getenv("SLICES") ? std::atoi(std::getenv("SLICES")) : 7;
+  ozgemmSetScheme(oz, OZGEMM_SCHEME_OZAKI1);
+  for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_VARIANT_FULLY_FUSED}) {
+    if (slices <= 0 || ozgemmSetVariant(oz, v) != OZGEMM_STATUS_SUCCESS || ozgemmSetSlices(oz, slices) != OZGEMM_STATUS_SUCCESS)
+      continue;
+    ozgemmStatus_t st = OZGEMM_STATUS_SUCCESS;
+    const double ms = time_ms(
+        [&] { st = ozgemmDgemm(oz, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C, count,
+        iters);
+    if (st != OZGEMM_STATUS_SUCCESS) {
+      std::fprintf(stderr, "ozgemm ozaki1 %s s=%d: %s\n", ozgemmGetVariantString(v), slices, ozgemmGetStatusString(st));
+      continue;
+    }
+    ozgemmCallInfo_t info{};
+    ozgemmGetLastCallInfo(oz, &info);
+    report("ozgemm_ozaki1", slices, ozgemmGetVariantString(info.variant), ms);
+  }
   ozgemmDestroy(oz);
 
   for (int N : moduli)
