@@ -3,13 +3,15 @@
 // one process: square n^3, A and B from the phi family (U(0,1) - 0.5) exp(phi N(0,1)) generated on
 // the GPU from a printed seed, C poisoned with NaN before every timed call.
 //
-// Timing: CUDA events around each call, 2 warm-up calls, the median of `iters`. At the sizes this is
+// Timing: CUDA events around each call, 2 warm-up calls, the median of `iters`, in ROUNDS rounds over
+// all methods (one JSON line a method and round; summaries take the median over rounds). At the sizes this is
 // run at (n >= 4096, 128 MiB per operand) the operands are far past the 50 MiB L2, so no buffer
 // rotation is needed. Error: componentwise max |C - AB|_ij / (|A||B|)_ij over `samples` random
 // entries against a long double dot product on the host (the same sample for every method).
 //
 // Usage: side_by_side N MODULI_LIST PHI ITERS SEED   (MODULI_LIST like 14,15; SLICES=7 in the
-// environment: Ozaki-I's slice count, 0 skips it; its "moduli" field holds the slices)
+// environment: Ozaki-I's slice count, 0 skips it; its "moduli" field holds the slices; ROUNDS=1: the
+// rounds over all methods, interleaved; SKIP_GEMMUL8=1)
 // One JSON line per method on stdout. Built by bench/gemmul8/build.sh.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -141,80 +143,81 @@ int main(int argc, char** argv) {
     }
   }
   const double flop = 2.0 * double(n) * double(n) * double(n);
-  auto report = [&](const char* method, int N, const char* mode, double ms) {
-    std::printf("{\"device\": \"%s\", \"n\": %zu, \"phi\": %g, \"seed\": %llu, \"method\": \"%s\", \"moduli\": %d, "
-                "\"mode\": \"%s\", \"ms\": %.4f, \"tflops\": %.2f, \"componentwise\": %.3e}\n",
-                prop.name, n, phi, seed, method, N, mode, ms, flop / ms * 1e-9, comperr(C, n, samples));
+  auto report = [&](int round, const char* method, int N, const char* mode, double ms) {
+    std::printf("{\"device\": \"%s\", \"n\": %zu, \"phi\": %g, \"seed\": %llu, \"round\": %d, \"method\": \"%s\", "
+                "\"moduli\": %d, \"mode\": \"%s\", \"ms\": %.4f, \"tflops\": %.2f, \"componentwise\": %.3e}\n",
+                prop.name, n, phi, seed, round, method, N, mode, ms, flop / ms * 1e-9, comperr(C, n, samples));
     std::fflush(stdout);
   };
   const double one = 1.0, zero = 0.0;
   const int ni = static_cast<int>(n);
+  auto env_int = [](const char* name, int fallback) { return std::getenv(name) ? std::atoi(std::getenv(name)) : fallback; };
+  // ROUNDS rounds, each timing every method once in the same order. The card runs at its power limit
+  // under these loads and its SM clock swings (1300-1980 MHz over about a second, H100 2026-11-26), so
+  // one method's ITERS calls at 8192^3 (about 0.2 s) catch one phase of the swing; the summary takes
+  // each method's median over the rounds.
+  const int rounds = std::max(1, env_int("ROUNDS", 1));
+  const int slices = env_int("SLICES", 7);            // Ozaki-I's slice count; 0 skips Ozaki-I
+  const bool skip_gemmul8 = env_int("SKIP_GEMMUL8", 0) == 1;
 
   cublasHandle_t cb;
   if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) return 2;
-  report("native_dgemm", 0, "fp64",
-         time_ms([&] { cublasDgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C,
-                 count, iters));
-
-  ozgemmHandle_t oz;
+  ozgemmHandle_t oz;  // one handle, its settings switched between methods (its workspace grows once)
   if (ozgemmCreate(&oz) != OZGEMM_STATUS_SUCCESS) return 2;
-  ozgemmSetScheme(oz, OZGEMM_SCHEME_OZAKI2);
-  // Both Ozaki-II variants where the device has them (partially fused: the Hopper products); the
-  // mode printed is the variant that ran (ozgemmGetLastCallInfo).
-  for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED})
-    for (int N : moduli) {
-      if (ozgemmSetVariant(oz, v) != OZGEMM_STATUS_SUCCESS || ozgemmSetModuli(oz, N) != OZGEMM_STATUS_SUCCESS) continue;
-      ozgemmStatus_t st = OZGEMM_STATUS_SUCCESS;
-      const double ms = time_ms(
-          [&] { st = ozgemmDgemm(oz, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C, count,
-          iters);
-      if (st != OZGEMM_STATUS_SUCCESS) {
-        std::fprintf(stderr, "ozgemm %s N=%d: %s\n", ozgemmGetVariantString(v), N, ozgemmGetStatusString(st));
-        continue;
-      }
-      ozgemmCallInfo_t info{};
-      ozgemmGetLastCallInfo(oz, &info);
-      report("ozgemm_ozaki2", N, ozgemmGetVariantString(info.variant), ms);
+  // GEMMul8's workspace: one, of the largest size the moduli counts need.
+  void* work = nullptr;
+  if (!skip_gemmul8) {
+    size_t bytes = 0;
+    for (int N : moduli) bytes = std::max(bytes, gemmul8::workSize<false, gemmul8::Backend::INT8>(n, n, n, unsigned(N)));
+    if (cudaMalloc(&work, bytes) != cudaSuccess) {
+      std::fprintf(stderr, "gemmul8: no memory for %zu bytes\n", bytes);
+      return 2;
     }
-  // Ozaki-I at SLICES slices (the issue's comparison table: 7), every variant this device has; the
-  // table takes the fastest.
-  const int slices = std::getenv("SLICES") ? std::atoi(std::getenv("SLICES")) : 7;
-  ozgemmSetScheme(oz, OZGEMM_SCHEME_OZAKI1);
-  for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_VARIANT_FULLY_FUSED}) {
-    if (slices <= 0 || ozgemmSetVariant(oz, v) != OZGEMM_STATUS_SUCCESS || ozgemmSetSlices(oz, slices) != OZGEMM_STATUS_SUCCESS)
-      continue;
+  }
+  // ozgemm with scheme, variant and count (moduli, or slices for Ozaki-I); the mode printed is the
+  // variant that ran (ozgemmGetLastCallInfo).
+  auto run_ozgemm = [&](int round, ozgemmScheme_t scheme, ozgemmVariant_t v, int count_) {
+    const bool two = scheme == OZGEMM_SCHEME_OZAKI2;
+    if (ozgemmSetScheme(oz, scheme) != OZGEMM_STATUS_SUCCESS || ozgemmSetVariant(oz, v) != OZGEMM_STATUS_SUCCESS ||
+        (two ? ozgemmSetModuli(oz, count_) : ozgemmSetSlices(oz, count_)) != OZGEMM_STATUS_SUCCESS)
+      return;
     ozgemmStatus_t st = OZGEMM_STATUS_SUCCESS;
     const double ms = time_ms(
         [&] { st = ozgemmDgemm(oz, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C, count,
         iters);
     if (st != OZGEMM_STATUS_SUCCESS) {
-      std::fprintf(stderr, "ozgemm ozaki1 %s s=%d: %s\n", ozgemmGetVariantString(v), slices, ozgemmGetStatusString(st));
-      continue;
+      std::fprintf(stderr, "ozgemm %s %s %d: %s\n", two ? "ozaki2" : "ozaki1", ozgemmGetVariantString(v), count_,
+                   ozgemmGetStatusString(st));
+      return;
     }
     ozgemmCallInfo_t info{};
     ozgemmGetLastCallInfo(oz, &info);
-    report("ozgemm_ozaki1", slices, ozgemmGetVariantString(info.variant), ms);
+    report(round, two ? "ozgemm_ozaki2" : "ozgemm_ozaki1", count_, ozgemmGetVariantString(info.variant), ms);
+  };
+  for (int r = 0; r < rounds; ++r) {
+    report(r, "native_dgemm", 0, "fp64",
+           time_ms([&] { cublasDgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C,
+                   count, iters));
+    // Both Ozaki-II variants where the device has them (partially fused: the Hopper products).
+    for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED})
+      for (int N : moduli) run_ozgemm(r, OZGEMM_SCHEME_OZAKI2, v, N);
+    // Ozaki-I at SLICES slices (the issue's comparison table: 7), every variant; the table takes the fastest.
+    for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_VARIANT_FULLY_FUSED})
+      if (slices > 0) run_ozgemm(r, OZGEMM_SCHEME_OZAKI1, v, slices);
+    for (int N : moduli)
+      for (const bool fast : {true, false}) {
+        if (skip_gemmul8) break;
+        const double ms = time_ms(
+            [&] {
+              gemmul8::gemm<double, gemmul8::Backend::INT8>(cb, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n,
+                                                            &zero, C, n, unsigned(N), fast, work);
+            },
+            C, count, iters);
+        report(r, "gemmul8", N, fast ? "fast" : "accurate", ms);
+      }
   }
   ozgemmDestroy(oz);
-
-  for (int N : moduli)
-    for (const bool fast : {true, false}) {
-      void* work = nullptr;
-      const size_t bytes = gemmul8::workSize<false, gemmul8::Backend::INT8>(n, n, n, unsigned(N));
-      if (cudaMalloc(&work, bytes) != cudaSuccess) {
-        std::fprintf(stderr, "gemmul8 N=%d: no memory for %zu bytes\n", N, bytes);
-        cudaGetLastError();
-        continue;
-      }
-      const double ms = time_ms(
-          [&] {
-            gemmul8::gemm<double, gemmul8::Backend::INT8>(cb, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n, &zero,
-                                                          C, n, unsigned(N), fast, work);
-          },
-          C, count, iters);
-      report("gemmul8", N, fast ? "fast" : "accurate", ms);
-      CHECK_CUDA(cudaFree(work));
-    }
+  if (work) CHECK_CUDA(cudaFree(work));
   cublasDestroy(cb);
   CHECK_CUDA(cudaFree(A));
   CHECK_CUDA(cudaFree(B));
