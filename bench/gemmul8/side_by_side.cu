@@ -11,7 +11,7 @@
 //
 // Usage: side_by_side N MODULI_LIST PHI ITERS SEED   (MODULI_LIST like 14,15; SLICES=7 in the
 // environment: Ozaki-I's slice count, 0 skips it; its "moduli" field holds the slices; ROUNDS=1: the
-// rounds over all methods, interleaved; SKIP_GEMMUL8=1)
+// rounds over all methods, interleaved; SKIP_GEMMUL8=1, SKIP_OZ2_UNFUSED=1)
 // One JSON line per method on stdout. Built by bench/gemmul8/build.sh.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
   const int rounds = std::max(1, env_int("ROUNDS", 1));
   const int slices = env_int("SLICES", 7);            // Ozaki-I's slice count; 0 skips Ozaki-I
   const bool skip_gemmul8 = env_int("SKIP_GEMMUL8", 0) == 1;
+  const bool skip_oz2_unfused = env_int("SKIP_OZ2_UNFUSED", 0) == 1;
 
   cublasHandle_t cb;
   if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) return 2;
@@ -200,7 +201,8 @@ int main(int argc, char** argv) {
                    count, iters));
     // Both Ozaki-II variants where the device has them (partially fused: the Hopper products).
     for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED})
-      for (int N : moduli) run_ozgemm(r, OZGEMM_SCHEME_OZAKI2, v, N);
+      for (int N : moduli)
+        if (!(v == OZGEMM_VARIANT_UNFUSED && skip_oz2_unfused)) run_ozgemm(r, OZGEMM_SCHEME_OZAKI2, v, N);
     // Ozaki-I at SLICES slices (the issue's comparison table: 7), every variant; the table takes the fastest.
     for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_VARIANT_FULLY_FUSED})
       if (slices > 0) run_ozgemm(r, OZGEMM_SCHEME_OZAKI1, v, slices);
