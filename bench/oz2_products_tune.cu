@@ -138,6 +138,11 @@ int main(int argc, char** argv) {
       {"coop_128x256_c2x1_sw4", &Oz2ProductsGemm<Pol<128, 256, 2, 1, false, 4>>::run},
       {"coop_256x128_c1x2_sw4", &Oz2ProductsGemm<Pol<256, 128, 1, 2, false, 4>>::run},
       {"pingpong_128x128_c1x2_sw4", &Oz2ProductsGemm<Pol<128, 128, 1, 2, true, 4>>::run},
+      // Clusters of 4: each operand tile multicast to two CTAs (a quarter less L2-to-SM traffic than
+      // 2 x 1 at 128 x 256), for the power-bound products (docs/performance.md).
+      {"coop_128x256_c2x2_sw8", &Oz2ProductsGemm<Pol<128, 256, 2, 2, false, 8>>::run},
+      {"coop_256x128_c2x2_sw8", &Oz2ProductsGemm<Pol<256, 128, 2, 2, false, 8>>::run},
+      {"coop_256x128_c2x1_sw8", &Oz2ProductsGemm<Pol<256, 128, 2, 1, false, 8>>::run},
       // The tiles a fully fused kernel (the CRT sums x, z of docs/numerics.md held on chip across all
       // moduli) could use: x and z are two FP64 words an entry, 4 registers beside its int32
       // accumulator, so 2 consumer warp groups of 128 threads hold at most ~64 x 128 entries' worth

@@ -86,7 +86,8 @@ typedef enum {
  *     UNFUSED (cuBLASLt products, int32 planes), PARTIALLY_FUSED (Hopper only: one GEMM launch over
  *     all moduli that reduces each product modulo its modulus in the epilogue, int8 planes; k past
  *     one int32 chunk runs unfused, and ozgemmGetLastCallInfo says so), AUTO (PARTIALLY_FUSED where
- *     available, else UNFUSED); FULLY_FUSED is NOT_SUPPORTED; NATIVE runs native. Every variant gives
+ *     available, else UNFUSED); FULLY_FUSED is NOT_SUPPORTED (on Hopper it could not beat
+ *     PARTIALLY_FUSED: docs/performance.md); NATIVE runs native. Every variant gives
  *     the same bits. In FP64 mode the moduli count is chosen from
  *     the data with its own proven bound (docs/numerics.md); in FIXED mode it is the handle's count
  *     (ozgemmSetModuli: a count > 0 selects FIXED, as ozgemmSetSlices does). */

@@ -175,7 +175,10 @@ std::string ozaki2_variant_unavailable(Variant variant, const DeviceDesc& dev) {
       if (!dev.is_hopper()) return "Ozaki-II's fused products need a compute capability 9.0 GPU (Hopper)";
       if (!dev.sm90_kernels) return "this build has no sm_90a kernels (OZGEMM_CUDA_ARCHITECTURES, CUTLASS headers)";
       return {};
-    case Variant::FullyFused: return "Ozaki-II has no fully fused variant";
+    case Variant::FullyFused:
+      return "Ozaki-II has no fully fused variant: its products at the tiles that could hold the CRT sums run slower "
+             "than the whole partially fused call (docs/performance.md, \"Why there is no fully fused Ozaki-II "
+             "kernel\"); take PARTIALLY_FUSED";
     case Variant::Native: return "variant NATIVE runs no Ozaki scheme";
   }
   return "unknown variant";
