@@ -2,7 +2,8 @@
 # bench/device_side_by_side.sh — one device call: issue 11's comparison table, every method on the same
 # inputs in one process (bench/gemmul8/side_by_side: native cuBLAS DGEMM, ozgemm Ozaki-II unfused and
 # partially fused at the MODULI counts, ozgemm Ozaki-I at SLICES in every variant, GEMMul8 fast and
-# accurate at the MODULI counts), in interleaved rounds (ROUNDS_<n>, default 3) whose median is taken.
+# accurate at the MODULI counts), in rounds (ROUNDS_<n>, default 3; each round starts one method later)
+# whose median is taken. A method that fails prints to side_by_side.err and has no line.
 # Carried: $NEW (libozgemm.so.0[.xz]) and SIDE_BY_SIDE (default .carry/gemmul8/side_by_side, built by
 # bench/gemmul8/build.sh outside the repository's sources). Output under $OUT/side_by_side: the JSON
 # lines, stderr, and summary.txt (one line a method: median TFLOPS, the rounds' range, the error).
@@ -38,8 +39,8 @@ for key in sorted(runs, key=lambda k: (k[0], k[1], k[2] != "native_dgemm", k[2],
     rs = runs[key]
     tf = [x["tflops"] for x in rs]
     med = statistics.median(tf)
-    errs = {x["componentwise"] for x in rs}
+    errs = {float("inf") if x["componentwise"] is None else x["componentwise"] for x in rs}
     print(f'{n:6d}^3 phi={phi:4g} {method:14s} {"s" if method == "ozgemm_ozaki1" else "N"}={N:2d} {mode:16s} '
-          f'{med:6.1f} TF (rounds {len(tf)}: {min(tf):.1f}-{max(tf):.1f}) {med / native[(n, phi)]:5.2f}x native '
+          f'{med:6.1f} TF (rounds {len(tf)}: {min(tf):.1f}-{max(tf):.1f}) {med / native.get((n, phi), float("nan")):5.2f}x native '
           f'comperr {max(errs):.2e}{"" if len(errs) == 1 else " (varied!)"}')
 PY

@@ -4,15 +4,16 @@
 // the GPU from a printed seed, C poisoned with NaN before every timed call.
 //
 // Timing: CUDA events around each call, 2 warm-up calls, the median of `iters`, in ROUNDS rounds over
-// all methods (one JSON line a method and round; summaries take the median over rounds). At the sizes this is
+// all methods (summaries take each method's median over the rounds). At the sizes this is
 // run at (n >= 4096, 128 MiB per operand) the operands are far past the 50 MiB L2, so no buffer
 // rotation is needed. Error: componentwise max |C - AB|_ij / (|A||B|)_ij over `samples` random
 // entries against a long double dot product on the host (the same sample for every method).
 //
-// Usage: side_by_side N MODULI_LIST PHI ITERS SEED   (MODULI_LIST like 14,15; SLICES=7 in the
-// environment: Ozaki-I's slice count, 0 skips it; its "moduli" field holds the slices; ROUNDS=1: the
-// rounds over all methods, interleaved; SKIP_GEMMUL8=1, SKIP_OZ2_UNFUSED=1)
-// One JSON line per method on stdout. Built by bench/gemmul8/build.sh.
+// Usage: side_by_side N MODULI_LIST PHI ITERS SEED   (MODULI_LIST like 14,15). Environment: SLICES=s
+// adds Ozaki-I at s slices (default 0: none; its "moduli" field holds the slices); ROUNDS=r rounds
+// over all methods, each starting one method later (default 1); SKIP_GEMMUL8=1, SKIP_OZ2_UNFUSED=1.
+// One JSON line per method and round on stdout ("componentwise": null where a sampled entry of C is
+// not finite). Built by bench/gemmul8/build.sh.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand_kernel.h>
@@ -83,6 +84,14 @@ double time_ms(const std::function<void()>& call, double* C, size_t c_count, int
   return ms[ms.size() / 2];
 }
 
+// A JSON value for x: the number, or null where it is not finite (a non-finite entry in C).
+std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", x);
+  return buf;
+}
+
 double comperr(const double* C, size_t n, const std::vector<Sample>& s) {
   double worst = 0;
   for (const Sample& x : s) {
@@ -145,25 +154,26 @@ int main(int argc, char** argv) {
   const double flop = 2.0 * double(n) * double(n) * double(n);
   auto report = [&](int round, const char* method, int N, const char* mode, double ms) {
     std::printf("{\"device\": \"%s\", \"n\": %zu, \"phi\": %g, \"seed\": %llu, \"round\": %d, \"method\": \"%s\", "
-                "\"moduli\": %d, \"mode\": \"%s\", \"ms\": %.4f, \"tflops\": %.2f, \"componentwise\": %.3e}\n",
-                prop.name, n, phi, seed, round, method, N, mode, ms, flop / ms * 1e-9, comperr(C, n, samples));
+                "\"moduli\": %d, \"mode\": \"%s\", \"ms\": %.4f, \"tflops\": %.2f, \"componentwise\": %s}\n",
+                prop.name, n, phi, seed, round, method, N, mode, ms, flop / ms * 1e-9,
+                json_number(comperr(C, n, samples)).c_str());
     std::fflush(stdout);
   };
   const double one = 1.0, zero = 0.0;
   const int ni = static_cast<int>(n);
   auto env_int = [](const char* name, int fallback) { return std::getenv(name) ? std::atoi(std::getenv(name)) : fallback; };
-  // ROUNDS rounds, each timing every method once in the same order. The card runs at its power limit
-  // under these loads and its SM clock swings (1300-1980 MHz over about a second, H100 2026-11-26), so
-  // one method's ITERS calls at 8192^3 (about 0.2 s) catch one phase of the swing; the summary takes
-  // each method's median over the rounds.
+  // ROUNDS rounds, each timing every method once; round r starts at method r (mod the method count),
+  // so no method keeps one slot. The card runs at its power limit under these loads and its SM clock
+  // swings (about 1000-1980 MHz, H100 2026-11-26), so one method's ITERS calls at 8192^3 (about 0.2 s)
+  // catch one phase of the swing; the summary takes each method's median over the rounds.
   const int rounds = std::max(1, env_int("ROUNDS", 1));
-  const int slices = env_int("SLICES", 7);            // Ozaki-I's slice count; 0 skips Ozaki-I
+  const int slices = env_int("SLICES", 0);            // Ozaki-I's slice count; 0 (default) skips Ozaki-I
   const bool skip_gemmul8 = env_int("SKIP_GEMMUL8", 0) == 1;
   const bool skip_oz2_unfused = env_int("SKIP_OZ2_UNFUSED", 0) == 1;
 
   cublasHandle_t cb;
   if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) return 2;
-  ozgemmHandle_t oz;  // one handle, its settings switched between methods (its workspace grows once)
+  ozgemmHandle_t oz;  // one handle, its settings switched between methods (its workspace only grows)
   if (ozgemmCreate(&oz) != OZGEMM_STATUS_SUCCESS) return 2;
   // GEMMul8's workspace: one, of the largest size the moduli counts need.
   void* work = nullptr;
@@ -175,49 +185,59 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // ozgemm with scheme, variant and count (moduli, or slices for Ozaki-I); the mode printed is the
-  // variant that ran (ozgemmGetLastCallInfo).
+  // ozgemm with scheme, variant and count (moduli, or slices for Ozaki-I). The mode printed is the
+  // variant that ran (ozgemmGetLastCallInfo), with the requested one beside it where they differ.
   auto run_ozgemm = [&](int round, ozgemmScheme_t scheme, ozgemmVariant_t v, int count_) {
     const bool two = scheme == OZGEMM_SCHEME_OZAKI2;
+    const char* name = two ? "ozaki2" : "ozaki1";
     if (ozgemmSetScheme(oz, scheme) != OZGEMM_STATUS_SUCCESS || ozgemmSetVariant(oz, v) != OZGEMM_STATUS_SUCCESS ||
-        (two ? ozgemmSetModuli(oz, count_) : ozgemmSetSlices(oz, count_)) != OZGEMM_STATUS_SUCCESS)
+        (two ? ozgemmSetModuli(oz, count_) : ozgemmSetSlices(oz, count_)) != OZGEMM_STATUS_SUCCESS) {
+      std::fprintf(stderr, "ozgemm %s %s %d: not available on this device or build\n", name, ozgemmGetVariantString(v),
+                   count_);
       return;
+    }
     ozgemmStatus_t st = OZGEMM_STATUS_SUCCESS;
     const double ms = time_ms(
         [&] { st = ozgemmDgemm(oz, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C, count,
         iters);
     if (st != OZGEMM_STATUS_SUCCESS) {
-      std::fprintf(stderr, "ozgemm %s %s %d: %s\n", two ? "ozaki2" : "ozaki1", ozgemmGetVariantString(v), count_,
-                   ozgemmGetStatusString(st));
+      std::fprintf(stderr, "ozgemm %s %s %d: %s\n", name, ozgemmGetVariantString(v), count_, ozgemmGetStatusString(st));
       return;
     }
     ozgemmCallInfo_t info{};
     ozgemmGetLastCallInfo(oz, &info);
-    report(round, two ? "ozgemm_ozaki2" : "ozgemm_ozaki1", count_, ozgemmGetVariantString(info.variant), ms);
+    std::string mode = ozgemmGetVariantString(info.variant);
+    if (info.variant != v) mode += std::string(" (requested ") + ozgemmGetVariantString(v) + ")";
+    report(round, two ? "ozgemm_ozaki2" : "ozgemm_ozaki1", count_, mode.c_str(), ms);
   };
-  for (int r = 0; r < rounds; ++r) {
+  std::vector<std::function<void(int)>> methods;
+  methods.push_back([&](int r) {
     report(r, "native_dgemm", 0, "fp64",
            time_ms([&] { cublasDgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C,
                    count, iters));
-    // Both Ozaki-II variants where the device has them (partially fused: the Hopper products).
-    for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED})
-      for (int N : moduli)
-        if (!(v == OZGEMM_VARIANT_UNFUSED && skip_oz2_unfused)) run_ozgemm(r, OZGEMM_SCHEME_OZAKI2, v, N);
-    // Ozaki-I at SLICES slices (the issue's comparison table: 7), every variant; the table takes the fastest.
-    for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_VARIANT_FULLY_FUSED})
-      if (slices > 0) run_ozgemm(r, OZGEMM_SCHEME_OZAKI1, v, slices);
+  });
+  // Both Ozaki-II variants where the device has them (partially fused: the Hopper products).
+  for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED})
     for (int N : moduli)
-      for (const bool fast : {true, false}) {
-        if (skip_gemmul8) break;
-        const double ms = time_ms(
-            [&] {
-              gemmul8::gemm<double, gemmul8::Backend::INT8>(cb, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n,
-                                                            &zero, C, n, unsigned(N), fast, work);
-            },
-            C, count, iters);
-        report(r, "gemmul8", N, fast ? "fast" : "accurate", ms);
-      }
-  }
+      if (!(v == OZGEMM_VARIANT_UNFUSED && skip_oz2_unfused))
+        methods.push_back([&, v, N](int r) { run_ozgemm(r, OZGEMM_SCHEME_OZAKI2, v, N); });
+  // Ozaki-I at SLICES slices (the issue's comparison table: 7), every variant; the table takes the fastest.
+  for (const ozgemmVariant_t v : {OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED, OZGEMM_VARIANT_FULLY_FUSED})
+    if (slices > 0) methods.push_back([&, v](int r) { run_ozgemm(r, OZGEMM_SCHEME_OZAKI1, v, slices); });
+  for (int N : moduli)
+    for (const bool fast : {true, false})
+      if (!skip_gemmul8)
+        methods.push_back([&, N, fast](int r) {
+          const double ms = time_ms(
+              [&] {
+                gemmul8::gemm<double, gemmul8::Backend::INT8>(cb, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n,
+                                                              &zero, C, n, unsigned(N), fast, work);
+              },
+              C, count, iters);
+          report(r, "gemmul8", N, fast ? "fast" : "accurate", ms);
+        });
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < methods.size(); ++i) methods[(i + size_t(r)) % methods.size()](r);
   ozgemmDestroy(oz);
   if (work) CHECK_CUDA(cudaFree(work));
   cublasDestroy(cb);

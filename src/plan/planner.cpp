@@ -176,9 +176,8 @@ std::string ozaki2_variant_unavailable(Variant variant, const DeviceDesc& dev) {
       if (!dev.sm90_kernels) return "this build has no sm_90a kernels (OZGEMM_CUDA_ARCHITECTURES, CUTLASS headers)";
       return {};
     case Variant::FullyFused:
-      return "Ozaki-II has no fully fused variant: its products at the tiles that could hold the CRT sums run slower "
-             "than the whole partially fused call (docs/performance.md, \"Why there is no fully fused Ozaki-II "
-             "kernel\"); take PARTIALLY_FUSED";
+      // Short: FP64 mode quotes it, after its own words, in ozgemmCallInfo_t::reason (160 characters).
+      return "Ozaki-II has no fully fused variant (docs/performance.md says why); use PARTIALLY_FUSED or UNFUSED";
     case Variant::Native: return "variant NATIVE runs no Ozaki scheme";
   }
   return "unknown variant";
