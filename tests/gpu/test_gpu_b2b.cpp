@@ -306,7 +306,9 @@ TEST_F(GpuB2b, Int8ExactForBothResidenciesAndTheUnfusedPair) {
   // The Hopper kernel takes every case (n0 = 384 and 512: its chunked kernel).
   std::cout << "[ note     ] the Hopper int8 kernel ran " << sm90_ran << " of the 10 cases" << std::endl;
   std::string why;
-  if (hopper_kernel_runs(&why)) EXPECT_EQ(sm90_ran, 10);
+  if (hopper_kernel_runs(&why)) {
+    EXPECT_EQ(sm90_ran, 10);
+  }
 }
 
 TEST_F(GpuB2b, Int8BatchedAndGrouped) {
