@@ -50,7 +50,7 @@ for line in open(sys.argv[1]):
     except Exception:
         continue
     print(f'side-by-side {r["n"]}^3 phi={r["phi"]} {r["method"]:14s} N={r["moduli"]:2d} {r["mode"]:9s} '
-          f'{r["ms"]:8.2f} ms {r["tflops"]:6.1f} TF comperr {r["componentwise"]:.2e}')
+          f'{r["ms"]:8.2f} ms {r["tflops"]:6.1f} TF comperr {float("inf") if r["componentwise"] is None else r["componentwise"]:.2e}')
 PY
 fi
 } 2>&1 | tee "$OUT/ozaki2.txt"
