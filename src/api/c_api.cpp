@@ -1,5 +1,6 @@
-// The C API (ozgemm/ozgemm.h): argument checks and handle state. Decisions are the planner's
-// (src/plan), launches the dispatch layer's (src/dispatch); no kernel is called from here.
+// The C API (ozgemm/ozgemm.h): argument checks, handle state and the C ABI. Every decision is the
+// planner's (plan_call, src/plan: one plan value per call), every launch the dispatch layer's
+// (dispatch::run, src/dispatch); no kernel is called from here.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -55,71 +56,91 @@ ozgemmStatus_t make_tight_shape(cublasOperation_t ta, cublasOperation_t tb, int 
   return make_shape(ta, tb, m, n, k, a_rows > 1 ? a_rows : 1, b_rows > 1 ? b_rows : 1, m > 1 ? m : 1, s);
 }
 
-// The handle's settings for one problem, planned at the FIXED count (FP64 mode decides per call;
-// the queries without data report the default count's plan).
-ozgemmStatus_t plan_for(const ozgemmContext* h, const GemmShape& s, ozgemm::Plan* plan) {
-  return ozgemm::detail::plan_with(h, s, h->effective_slices(), plan);
-}
-
-// FP64 mode's workspace: the decision's and the largest plan any count of an allowed scheme could take.
-ozgemmStatus_t fp64_workspace(const ozgemmContext* h, const GemmShape& s, size_t* bytes) {
-  size_t most = 0;
-  ozgemm::DecisionPlan dp;
-  if (ozgemm::plan_decision(s, h->dev, &dp).empty()) most = dp.workspace_bytes;
-  ozgemm::Ozaki2Plan p2;  // the largest moduli count has the largest workspace
-  if (h->scheme != ozgemm::Scheme::Ozaki1 && ozgemm::detail::ozaki2_unavailable(h, s, ozgemm::kMaxModuli, &p2).empty())
-    most = std::max(most, p2.workspace_bytes);
-  if (h->scheme == ozgemm::Scheme::Ozaki2) {
-    *bytes = most;
-    return OZGEMM_STATUS_SUCCESS;
+ozgemmStatus_t to_status(ozgemm::PlanStatus st) {
+  switch (st) {
+    case ozgemm::PlanStatus::Ok: return OZGEMM_STATUS_SUCCESS;
+    case ozgemm::PlanStatus::Invalid: return OZGEMM_STATUS_INVALID_VALUE;
+    case ozgemm::PlanStatus::NotSupported: return OZGEMM_STATUS_NOT_SUPPORTED;
+    case ozgemm::PlanStatus::DataFailed: break;  // the DecisionData's own status
   }
-  for (int sl = 1; sl <= ozgemm::kMaxSlices; ++sl) {
-    ozgemm::Plan p;
-    const ozgemmStatus_t st = ozgemm::detail::plan_with(h, s, sl, &p);
-    if (st != OZGEMM_STATUS_SUCCESS) return st;
-    most = std::max(most, p.workspace_bytes);
-  }
-  *bytes = most;
-  return OZGEMM_STATUS_SUCCESS;
+  return OZGEMM_STATUS_INTERNAL_ERROR;
 }
 
-bool fp64_mode(const ozgemmContext* h) {
-  return h->accuracy == OZGEMM_ACCURACY_FP64 && h->variant != ozgemm::Variant::Native;
-}
-
-// Ozaki-II's plan at the handle's moduli count (NOT_SUPPORTED for a variant Ozaki-II has not on this
-// device or build: FULLY_FUSED anywhere, PARTIALLY_FUSED off Hopper).
-ozgemmStatus_t plan_oz2(const ozgemmContext* h, const GemmShape& s, ozgemm::Ozaki2Plan* plan) {
-  if (!ozgemm::ozaki2_variant_unavailable(h->variant, h->dev).empty()) return OZGEMM_STATUS_NOT_SUPPORTED;
-  return ozgemm::plan_ozaki2(s, h->effective_moduli(), h->variant, h->dev, plan).empty() ? OZGEMM_STATUS_SUCCESS
-                                                                                          : OZGEMM_STATUS_INVALID_VALUE;
-}
-
-void describe_oz2(const ozgemm::Ozaki2Plan& plan, ozgemmCallInfo_t* info) {
+void to_info(const ozgemm::CallReport& r, ozgemmCallInfo_t* info) {
   *info = ozgemmCallInfo_t{};
-  info->scheme = OZGEMM_SCHEME_OZAKI2;
-  info->moduli = plan.moduli;
-  info->variant = static_cast<ozgemmVariant_t>(plan.variant);
-  std::snprintf(info->reason, sizeof info->reason, "Ozaki-II: %d moduli (FIXED), %s, no bound computed%s%s",
-                info->moduli, ozgemm::variant_name(plan.variant), plan.fallback.empty() ? "" : "; ran unfused: ",
-                plan.fallback.c_str());
+  info->variant = static_cast<ozgemmVariant_t>(r.variant);
+  info->slices = r.slices;
+  info->bound = r.bound;
+  info->target = r.target;
+  info->fell_back = r.fell_back ? 1 : 0;
+  std::snprintf(info->reason, sizeof info->reason, "%s", r.reason.c_str());
+  info->scheme = static_cast<ozgemmScheme_t>(r.scheme);
+  info->moduli = r.moduli;
+}
+
+// FP64 mode's access to the data (planner.hpp): the dispatch layer's passes on the handle's stream,
+// the handle's workspace. Keeps the status of the first failure.
+class HandleData final : public ozgemm::DecisionData {
+ public:
+  HandleData(ozgemmContext* h, const GemmShape& s, const double* A, const double* B)
+      : h_(h), s_(s), A_(A), B_(B), exec_(h->exec()) {}
+  bool capturing(bool* ok) override {
+    // The first call of every decision: data it cannot read is refused here.
+    if (!A_ || !B_) return fail(OZGEMM_STATUS_INVALID_VALUE, ok);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(h_->stream, &capture) != cudaSuccess) {
+      cudaGetLastError();
+      return fail(OZGEMM_STATUS_EXECUTION_FAILED, ok);
+    }
+    *ok = true;
+    return capture != cudaStreamCaptureStatusNone;
+  }
+  bool reserve(size_t bytes, bool* no_memory, bool* moved) override {
+    status_ = ozgemm::detail::ensure_workspace(h_, bytes, &ws_, moved);
+    *no_memory = status_ == OZGEMM_STATUS_ALLOC_FAILED;
+    return status_ == OZGEMM_STATUS_SUCCESS;
+  }
+  bool digits(const ozgemm::DecisionPlan& plan, ozgemm::DecisionCounts* counts) override {
+    status_ = ozgemm::dispatch::decision_digits(exec_, plan, s_, A_, B_, ws_, counts);
+    return status_ == OZGEMM_STATUS_SUCCESS;
+  }
+  bool bound(const ozgemm::DecisionPlan& plan, const ozgemm::BoundRequest& rq, ozgemm::DecisionCounts* counts) override {
+    status_ = ozgemm::dispatch::decision_bound(exec_, plan, s_, A_, B_, ws_, rq, counts);
+    return status_ == OZGEMM_STATUS_SUCCESS;
+  }
+  ozgemmStatus_t status() const { return status_; }
+
+ private:
+  bool fail(ozgemmStatus_t st, bool* ok) {
+    status_ = st;
+    *ok = false;
+    return false;
+  }
+  ozgemmContext* h_;
+  const GemmShape& s_;
+  const double *A_, *B_;
+  ozgemm::dispatch::ExecContext exec_;
+  void* ws_ = nullptr;
+  ozgemmStatus_t status_ = OZGEMM_STATUS_SUCCESS;
+};
+
+// A query's plan (plan_call without data): the settings' count, and in FP64 mode the workspace any
+// decided count may need.
+ozgemmStatus_t plan_query(const ozgemmContext* h, const GemmShape& s, ozgemm::CallPlan* plan) {
+  return to_status(ozgemm::plan_call(h->settings, {s}, h->dev, nullptr, plan));
+}
+
+// A call's plan: FP64 mode decides from A and B (null ones are refused where it reads them).
+ozgemmStatus_t plan_run(ozgemmContext* h, const GemmShape& s, const double* A, const double* B, ozgemm::CallPlan* plan) {
+  HandleData data(h, s, A, B);
+  const ozgemm::PlanStatus st = ozgemm::plan_call(h->settings, {s}, h->dev, &data, plan);
+  return st == ozgemm::PlanStatus::DataFailed ? data.status() : to_status(st);
 }
 
 }  // namespace
 
 namespace ozgemm {
 namespace detail {
-ozgemmStatus_t plan_with(const ozgemmContext* h, const GemmShape& s, int slices, Plan* plan) {
-  Request rq;
-  rq.shape = s;
-  rq.slices = slices;
-  rq.variant = h->variant;
-  rq.family = h->family;
-  rq.accumulator = h->accumulator;
-  if (!variant_unavailable(rq.variant, rq.family, h->dev).empty()) return OZGEMM_STATUS_NOT_SUPPORTED;
-  return ozgemm::plan(rq, h->dev, plan).empty() ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_INVALID_VALUE;
-}
-
 ozgemmStatus_t ensure_workspace(ozgemmContext* h, size_t bytes, void** ws, bool* moved) {
   if (moved) *moved = false;
   if (h->user_ws) {
@@ -188,13 +209,13 @@ ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle) {
       delete h;
       return OZGEMM_STATUS_INVALID_VALUE;
     }
-    const std::string why = ozgemm::variant_unavailable(v, h->family, h->dev);
+    const std::string why = ozgemm::variant_unavailable(v, h->settings.family, h->dev);
     if (!why.empty()) {
       std::fprintf(stderr, "ozgemm: OZGEMM_VARIANT=%s cannot run here: %s\n", env, why.c_str());
       delete h;
       return OZGEMM_STATUS_NOT_SUPPORTED;
     }
-    h->variant = v;
+    h->settings.variant = v;
   }
   h->last.variant = OZGEMM_VARIANT_NATIVE;
   if (cublasCreate(&h->cublas) != CUBLAS_STATUS_SUCCESS || h->lt.init() != CUBLAS_STATUS_SUCCESS) {
@@ -237,8 +258,8 @@ ozgemmStatus_t ozgemmGetStream(ozgemmHandle_t h, cudaStream_t* stream) {
 ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t h, int slices) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (slices < 0 || slices > ozgemm::kMaxSlices) return OZGEMM_STATUS_INVALID_VALUE;
-  h->slices = slices;
-  h->accuracy = slices > 0 ? OZGEMM_ACCURACY_FIXED : OZGEMM_ACCURACY_FP64;
+  h->settings.slices = slices;
+  h->settings.fp64_mode = slices == 0;
   return OZGEMM_STATUS_SUCCESS;
 }
 
@@ -246,36 +267,36 @@ ozgemmStatus_t ozgemmSetScheme(ozgemmHandle_t h, ozgemmScheme_t scheme) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (scheme != OZGEMM_SCHEME_OZAKI1 && scheme != OZGEMM_SCHEME_OZAKI2 && scheme != OZGEMM_SCHEME_AUTO)
     return OZGEMM_STATUS_INVALID_VALUE;
-  h->scheme = static_cast<ozgemm::Scheme>(scheme);
+  h->settings.scheme = static_cast<ozgemm::Scheme>(scheme);
   return OZGEMM_STATUS_SUCCESS;
 }
 
 ozgemmStatus_t ozgemmGetScheme(ozgemmHandle_t h, ozgemmScheme_t* scheme) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!scheme) return OZGEMM_STATUS_INVALID_VALUE;
-  *scheme = static_cast<ozgemmScheme_t>(h->scheme);
+  *scheme = static_cast<ozgemmScheme_t>(h->settings.scheme);
   return OZGEMM_STATUS_SUCCESS;
 }
 
 ozgemmStatus_t ozgemmSetModuli(ozgemmHandle_t h, int moduli) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (moduli != 0 && (moduli < ozgemm::kMinModuli || moduli > ozgemm::kMaxModuli)) return OZGEMM_STATUS_INVALID_VALUE;
-  h->moduli = moduli;
-  if (moduli > 0) h->accuracy = OZGEMM_ACCURACY_FIXED;  // a count is FIXED mode, as ozgemmSetSlices
+  h->settings.moduli = moduli;
+  if (moduli > 0) h->settings.fp64_mode = false;  // a count is FIXED mode, as ozgemmSetSlices
   return OZGEMM_STATUS_SUCCESS;
 }
 
 ozgemmStatus_t ozgemmSetAccuracy(ozgemmHandle_t h, ozgemmAccuracy_t a) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (a != OZGEMM_ACCURACY_FP64 && a != OZGEMM_ACCURACY_FIXED) return OZGEMM_STATUS_INVALID_VALUE;
-  h->accuracy = a;
+  h->settings.fp64_mode = a == OZGEMM_ACCURACY_FP64;
   return OZGEMM_STATUS_SUCCESS;
 }
 
 ozgemmStatus_t ozgemmGetAccuracy(ozgemmHandle_t h, ozgemmAccuracy_t* a) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!a) return OZGEMM_STATUS_INVALID_VALUE;
-  *a = h->accuracy;
+  *a = h->settings.fp64_mode ? OZGEMM_ACCURACY_FP64 : OZGEMM_ACCURACY_FIXED;
   return OZGEMM_STATUS_SUCCESS;
 }
 
@@ -286,24 +307,11 @@ ozgemmStatus_t ozgemmPlanCall(ozgemmHandle_t h, cublasOperation_t ta, cublasOper
   GemmShape s;
   ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, m > 1 ? m : 1, &s);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
-  ozgemm::Plan plan;
+  ozgemm::CallPlan p;
   *info = ozgemmCallInfo_t{};
-  if (h->ozaki2() && (h->fixed_ozaki2() || m == 0 || n == 0 || k == 0)) {
-    ozgemm::Ozaki2Plan p2;
-    st = plan_oz2(h, s, &p2);
-    if (st == OZGEMM_STATUS_SUCCESS) describe_oz2(p2, info);
-    return st;
-  }
-  if (m == 0 || n == 0 || k == 0 || !fp64_mode(h)) {
-    st = plan_for(h, s, &plan);
-    if (st == OZGEMM_STATUS_SUCCESS) ozgemm::detail::describe_fixed(h, plan, info);
-    return st;
-  }
-  if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
-  void* ws = nullptr;
-  bool ready = false;
-  ozgemm::Ozaki2Plan p2;
-  return ozgemm::detail::decide_fp64(h, s, A, B, &plan, &p2, info, &ws, &ready);
+  st = plan_run(h, s, A, B, &p);
+  if (st == OZGEMM_STATUS_SUCCESS) to_info(p.report, info);
+  return st;
 }
 
 ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t h, ozgemmCallInfo_t* info) {
@@ -316,23 +324,23 @@ ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t h, ozgemmCallInfo_t* info) {
 ozgemmStatus_t ozgemmGetSlices(ozgemmHandle_t h, int* slices) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!slices) return OZGEMM_STATUS_INVALID_VALUE;
-  *slices = h->effective_slices();
+  *slices = h->settings.effective_slices();
   return OZGEMM_STATUS_SUCCESS;
 }
 
 ozgemmStatus_t ozgemmSetVariant(ozgemmHandle_t h, ozgemmVariant_t v) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!ozgemm::variant_name(static_cast<ozgemm::Variant>(v))) return OZGEMM_STATUS_INVALID_VALUE;
-  if (!ozgemm::variant_unavailable(static_cast<ozgemm::Variant>(v), h->family, h->dev).empty())
+  if (!ozgemm::variant_unavailable(static_cast<ozgemm::Variant>(v), h->settings.family, h->dev).empty())
     return OZGEMM_STATUS_NOT_SUPPORTED;
-  h->variant = static_cast<ozgemm::Variant>(v);
+  h->settings.variant = static_cast<ozgemm::Variant>(v);
   return OZGEMM_STATUS_SUCCESS;
 }
 
 ozgemmStatus_t ozgemmGetVariant(ozgemmHandle_t h, ozgemmVariant_t* v) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!v) return OZGEMM_STATUS_INVALID_VALUE;
-  *v = static_cast<ozgemmVariant_t>(h->variant);
+  *v = static_cast<ozgemmVariant_t>(h->settings.variant);
   return OZGEMM_STATUS_SUCCESS;
 }
 
@@ -343,7 +351,7 @@ ozgemmStatus_t ozgemmSetKernelFamily(ozgemmHandle_t h, ozgemmKernelFamily_t f) {
   // The family serves the fused variants: refused when this device or build has no such kernels.
   if (!ozgemm::variant_unavailable(ozgemm::Variant::PartiallyFused, family, h->dev).empty())
     return OZGEMM_STATUS_NOT_SUPPORTED;
-  h->family = family;
+  h->settings.family = family;
   return OZGEMM_STATUS_SUCCESS;
 }
 
@@ -351,7 +359,7 @@ ozgemmStatus_t ozgemmSetFusedAccumulator(ozgemmHandle_t h, ozgemmFusedAccumulato
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   const auto acc = static_cast<ozgemm::FusedAccumulator>(a);
   if (!ozgemm::accumulator_name(acc)) return OZGEMM_STATUS_INVALID_VALUE;
-  h->accumulator = acc;
+  h->settings.accumulator = acc;
   return OZGEMM_STATUS_SUCCESS;
 }
 
@@ -367,23 +375,9 @@ ozgemmStatus_t ozgemmGetWorkspaceSize(ozgemmHandle_t h, cublasOperation_t ta, cu
     *bytes = 0;
     return OZGEMM_STATUS_SUCCESS;
   }
-  if (h->fixed_ozaki2()) {
-    ozgemm::Ozaki2Plan p2;
-    st = plan_oz2(h, s, &p2);
-    if (st == OZGEMM_STATUS_SUCCESS) *bytes = p2.workspace_bytes;
-    return st;
-  }
-  if (fp64_mode(h)) {
-    if (h->ozaki2()) {  // FP64 mode with Ozaki-II only: the problem must suit it
-      ozgemm::Ozaki2Plan p2;
-      st = plan_oz2(h, s, &p2);
-      if (st != OZGEMM_STATUS_SUCCESS) return st;
-    }
-    return fp64_workspace(h, s, bytes);
-  }
-  ozgemm::Plan plan;
-  st = plan_for(h, s, &plan);
-  if (st == OZGEMM_STATUS_SUCCESS) *bytes = plan.workspace_bytes;
+  ozgemm::CallPlan p;
+  st = plan_query(h, s, &p);
+  if (st == OZGEMM_STATUS_SUCCESS) *bytes = p.workspace_bytes;
   return st;
 }
 
@@ -393,15 +387,9 @@ ozgemmStatus_t ozgemmGetPlannedVariant(ozgemmHandle_t h, cublasOperation_t ta, c
   if (!variant) return OZGEMM_STATUS_INVALID_VALUE;
   GemmShape s;
   ozgemmStatus_t st = make_tight_shape(ta, tb, m, n, k, &s);
-  if (st == OZGEMM_STATUS_SUCCESS && h->ozaki2()) {
-    ozgemm::Ozaki2Plan p2;
-    st = plan_oz2(h, s, &p2);
-    if (st == OZGEMM_STATUS_SUCCESS) *variant = static_cast<ozgemmVariant_t>(p2.variant);
-    return st;
-  }
-  ozgemm::Plan plan;
-  if (st == OZGEMM_STATUS_SUCCESS) st = plan_for(h, s, &plan);
-  if (st == OZGEMM_STATUS_SUCCESS) *variant = static_cast<ozgemmVariant_t>(plan.variant);
+  ozgemm::CallPlan p;
+  if (st == OZGEMM_STATUS_SUCCESS) st = plan_query(h, s, &p);
+  if (st == OZGEMM_STATUS_SUCCESS) *variant = static_cast<ozgemmVariant_t>(p.report.variant);
   return st;
 }
 
@@ -419,12 +407,8 @@ ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t h, cublasOperation_t ta, cublas
   GemmShape s;
   ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, ldc, &s);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
-  if (h->ozaki2()) {
-    ozgemm::Ozaki2Plan p2;
-    return plan_oz2(h, s, &p2);
-  }
-  ozgemm::Plan plan;
-  return plan_for(h, s, &plan);
+  ozgemm::CallPlan p;
+  return plan_query(h, s, &p);
 }
 
 ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -440,38 +424,13 @@ ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperati
   const double al = *alpha, be = *beta;
   if (k == 0 || al == 0.0) return ozgemm::dispatch::scale_c(h->exec(), s, be, C);
   if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
-  ozgemm::Plan plan;
-  ozgemmCallInfo_t info{};
+  ozgemm::CallPlan plan;
+  st = plan_run(h, s, A, B, &plan);
   void* ws = nullptr;
-  ozgemm::dispatch::ExecContext exec = h->exec();
-  if (h->fixed_ozaki2()) {
-    ozgemm::Ozaki2Plan p2;
-    st = plan_oz2(h, s, &p2);
-    if (st == OZGEMM_STATUS_SUCCESS) st = ozgemm::detail::ensure_workspace(h, p2.workspace_bytes, &ws);
-    if (st == OZGEMM_STATUS_SUCCESS) st = ozgemm::dispatch::run_ozaki2(exec, p2, s, al, A, B, be, C, ws);
-    if (st == OZGEMM_STATUS_SUCCESS) describe_oz2(p2, &h->last);
-    return st;
-  }
-  if (fp64_mode(h)) {
-    ozgemm::Ozaki2Plan p2;
-    st = ozgemm::detail::decide_fp64(h, s, A, B, &plan, &p2, &info, &ws, &exec.shifts_ready);
-    if (st != OZGEMM_STATUS_SUCCESS) return st;
-    if (info.scheme == OZGEMM_SCHEME_OZAKI2 && info.variant != OZGEMM_VARIANT_NATIVE) {
-      st = ozgemm::dispatch::run_ozaki2(exec, p2, s, al, A, B, be, C, ws);
-      if (st == OZGEMM_STATUS_SUCCESS) h->last = info;
-      return st;
-    }
-  } else {
-    st = plan_for(h, s, &plan);
-    if (st != OZGEMM_STATUS_SUCCESS) return st;
-    ozgemm::detail::describe_fixed(h, plan, &info);
-    if (plan.workspace_bytes > 0) {
-      st = ozgemm::detail::ensure_workspace(h, plan.workspace_bytes, &ws);
-      if (st != OZGEMM_STATUS_SUCCESS) return st;
-    }
-  }
-  st = ozgemm::dispatch::run(exec, plan, s, al, A, B, be, C, ws);
-  if (st == OZGEMM_STATUS_SUCCESS) h->last = info;
+  if (st == OZGEMM_STATUS_SUCCESS && plan.workspace_bytes > 0)  // FP64 mode reserved it already
+    st = ozgemm::detail::ensure_workspace(h, plan.workspace_bytes, &ws);
+  if (st == OZGEMM_STATUS_SUCCESS) st = ozgemm::dispatch::run(h->exec(), plan, s, al, A, B, be, C, ws);
+  if (st == OZGEMM_STATUS_SUCCESS) to_info(plan.report, &h->last);
   return st;
 }
 

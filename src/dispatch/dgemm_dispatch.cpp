@@ -1,8 +1,9 @@
-// The dispatch layer for the DGEMM emulation (dispatch.hpp): maps a Plan to kernel launches and
+// The dispatch layer for the DGEMM emulation (dispatch.hpp): maps a Ozaki1Plan to kernel launches and
 // cuBLAS/cuBLASLt calls; decides nothing.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <variant>
 
 #include "baseline/int8_gemm_cublaslt.hpp"
 #include "dispatch/dispatch.hpp"
@@ -34,6 +35,30 @@ void record(const ExecContext& ctx, int i) {
     if ((x) != cudaSuccess) return OZGEMM_STATUS_EXECUTION_FAILED; \
   } while (0)
 
+// The operands' shifts and Inf/NaN flags in a workspace (StatsOffsets: the same regions in every plan).
+struct Stats {
+  int32_t *shift_a, *shift_b, *flag_a, *flag_b;
+};
+Stats stats_in(char* ws, const StatsOffsets& o) {
+  return {reinterpret_cast<int32_t*>(ws + o.shift_a), reinterpret_cast<int32_t*>(ws + o.shift_b),
+          reinterpret_cast<int32_t*>(ws + o.flag_a), reinterpret_cast<int32_t*>(ws + o.flag_b)};
+}
+
+// The fields every epilogue-writing launch shares (EpilogueArgs, FusedArgs, Oz2ReconstructArgs): the
+// operands' Inf/NaN flags, alpha, beta, C and the raw operands for the special path.
+template <class Args>
+void set_output(Args* x, const int32_t* flag_a, const int32_t* flag_b, double alpha, double beta, double* C, int64_t ldc,
+                const kernels::OperandView& a, const kernels::OperandView& b) {
+  x->flag_a = flag_a;
+  x->flag_b = flag_b;
+  x->alpha = alpha;
+  x->beta = beta;
+  x->C = C;
+  x->ldc = ldc;
+  x->a = a;
+  x->b = b;
+}
+
 cublasOperation_t to_cublas(Op op) { return op == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
 
 ozgemmStatus_t run_native(const ExecContext& ctx, const GemmShape& s, double alpha, const double* A, const double* B,
@@ -45,13 +70,11 @@ ozgemmStatus_t run_native(const ExecContext& ctx, const GemmShape& s, double alp
   return st == CUBLAS_STATUS_SUCCESS ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_EXECUTION_FAILED;
 }
 
-ozgemmStatus_t run_emulated(const ExecContext& ctx, const Plan& plan, const GemmShape& shape, double alpha,
-                            const double* A, const double* B, double beta, double* C, void* workspace) {
+ozgemmStatus_t run_ozaki1(const ExecContext& ctx, const Ozaki1Plan& plan, bool stats_ready, const GemmShape& shape,
+                          double alpha, const double* A, const double* B, double beta, double* C, void* workspace) {
   char* ws = static_cast<char*>(workspace);
-  auto* shift_a = reinterpret_cast<int32_t*>(ws + plan.off_shift_a);
-  auto* shift_b = reinterpret_cast<int32_t*>(ws + plan.off_shift_b);
-  auto* flag_a = reinterpret_cast<int32_t*>(ws + plan.off_flag_a);
-  auto* flag_b = reinterpret_cast<int32_t*>(ws + plan.off_flag_b);
+  const Stats stats = stats_in(ws, plan.stats);
+  int32_t *shift_a = stats.shift_a, *shift_b = stats.shift_b, *flag_a = stats.flag_a, *flag_b = stats.flag_b;
   auto* sl_a = reinterpret_cast<int8_t*>(ws + plan.off_slices_a);
   auto* sl_b = reinterpret_cast<int8_t*>(ws + plan.off_slices_b);
   auto* planes = reinterpret_cast<int32_t*>(ws + plan.off_diag);
@@ -61,7 +84,7 @@ ozgemmStatus_t run_emulated(const ExecContext& ctx, const Plan& plan, const Gemm
   cudaStream_t st = ctx.stream;
 
   record(ctx, 0);
-  if (!ctx.shifts_ready) {
+  if (!stats_ready) {
     OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, {}, st));
     OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, {}, st));
   }
@@ -75,14 +98,7 @@ ozgemmStatus_t run_emulated(const ExecContext& ctx, const Plan& plan, const Gemm
   e.layout = plan.planes;
   e.shift_a = shift_a;
   e.shift_b = shift_b;
-  e.flag_a = flag_a;
-  e.flag_b = flag_b;
-  e.alpha = alpha;
-  e.beta = beta;
-  e.C = C;
-  e.ldc = shape.ldc;
-  e.a = va;
-  e.b = vb;
+  set_output(&e, flag_a, flag_b, alpha, beta, C, shape.ldc, va, vb);
 
   kernels::FusedArgs f;
   f.slices_a = sl_a;
@@ -100,14 +116,7 @@ ozgemmStatus_t run_emulated(const ExecContext& ctx, const Plan& plan, const Gemm
   f.n = plan.n;
   f.shift_a = shift_a;
   f.shift_b = shift_b;
-  f.flag_a = flag_a;
-  f.flag_b = flag_b;
-  f.alpha = alpha;
-  f.beta = beta;
-  f.C = C;
-  f.ldc = shape.ldc;
-  f.a = va;
-  f.b = vb;
+  set_output(&f, flag_a, flag_b, alpha, beta, C, shape.ldc, va, vb);
   f.planes = planes;
   f.plane_layout = plan.planes;
 
@@ -166,15 +175,6 @@ ozgemmStatus_t run_emulated(const ExecContext& ctx, const Plan& plan, const Gemm
   return OZGEMM_STATUS_SUCCESS;
 }
 
-}  // namespace
-
-ozgemmStatus_t run(const ExecContext& ctx, const Plan& plan, const GemmShape& shape, double alpha, const double* A,
-                   const double* B, double beta, double* C, void* workspace) {
-  if (plan.variant == Variant::Native) return run_native(ctx, shape, alpha, A, B, beta, C);
-  return run_emulated(ctx, plan, shape, alpha, A, B, beta, C, workspace);
-}
-
-namespace {
 // Every count's limits table of the window, gathered once (the constants never change).
 const kernels::Oz2ShiftLimits& oz2_shift_limits() {
   static const kernels::Oz2ShiftLimits limits = [] {
@@ -212,10 +212,9 @@ ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan,
   OZ_CUDA_TRY(cudaMemsetAsync(result, 0, sizeof *result, ctx.stream));
   kernels::RowDigits da{reinterpret_cast<int32_t*>(ws + plan.off_q_a), &result->q_max_a};
   kernels::RowDigits db{reinterpret_cast<int32_t*>(ws + plan.off_q_b), &result->q_max_b};
-  OZ_CUDA_TRY(kernels::launch_row_shifts(view_of_op_a(shape, A), plan.m_pad, reinterpret_cast<int32_t*>(ws + plan.stats.shift_a),
-                                         reinterpret_cast<int32_t*>(ws + plan.stats.flag_a), da, ctx.stream));
-  OZ_CUDA_TRY(kernels::launch_row_shifts(view_of_op_b(shape, B), plan.n_pad, reinterpret_cast<int32_t*>(ws + plan.stats.shift_b),
-                                         reinterpret_cast<int32_t*>(ws + plan.stats.flag_b), db, ctx.stream));
+  const Stats stats = stats_in(ws, plan.stats);
+  OZ_CUDA_TRY(kernels::launch_row_shifts(view_of_op_a(shape, A), plan.m_pad, stats.shift_a, stats.flag_a, da, ctx.stream));
+  OZ_CUDA_TRY(kernels::launch_row_shifts(view_of_op_b(shape, B), plan.n_pad, stats.shift_b, stats.flag_b, db, ctx.stream));
   return read_counts(ctx, result, counts);
 }
 
@@ -225,8 +224,8 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
   static_assert(sizeof(kernels::DecisionResult) <= 256, "the planner reserves 256 bytes for the result");
   char* ws = static_cast<char*>(workspace);
   auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
-  const auto* shift_a = reinterpret_cast<const int32_t*>(ws + plan.stats.shift_a);
-  const auto* shift_b = reinterpret_cast<const int32_t*>(ws + plan.stats.shift_b);
+  const Stats stats = stats_in(ws, plan.stats);
+  const int32_t *shift_a = stats.shift_a, *shift_b = stats.shift_b;
   auto* mag_a = reinterpret_cast<uint8_t*>(ws + plan.off_mag_a);
   auto* mag_b = reinterpret_cast<uint8_t*>(ws + plan.off_mag_b);
   auto* u_a = reinterpret_cast<int64_t*>(ws + plan.off_u_a);
@@ -260,8 +259,8 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
   b.rows = plan.m;
   b.shift_a = shift_a;
   b.shift_b = shift_b;
-  b.flag_a = reinterpret_cast<const int32_t*>(ws + plan.stats.flag_a);
-  b.flag_b = reinterpret_cast<const int32_t*>(ws + plan.stats.flag_b);
+  b.flag_a = stats.flag_a;
+  b.flag_b = stats.flag_b;
   b.q_a = reinterpret_cast<const int32_t*>(ws + plan.off_q_a);
   b.q_b = reinterpret_cast<const int32_t*>(ws + plan.off_q_b);
   b.U_a = u_a;
@@ -291,25 +290,17 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
     }
     return true;
   };
-  using kernels::DecisionPolicy;
-  if (rq.ozaki2 && !rq.ozaki1 && plan.m >= DecisionPolicy::kOz2SampleMinRows) {
-    // The sample (DecisionPolicy): the first rows against the first column chunk.
+  if (rq.sample_rows > 0) {
+    // The first rows against the first column chunk (the planner's sample).
     const int64_t ncols = std::min(plan.n_chunk, plan.n_pad);
-    if (!magnitude_product(DecisionPolicy::kOz2SampleRows, 0, ncols)) return OZGEMM_STATUS_EXECUTION_FAILED;
+    if (!magnitude_product(rq.sample_rows, 0, ncols)) return OZGEMM_STATUS_EXECUTION_FAILED;
+    b.rows = rq.sample_rows;
+    b.col0 = 0;
+    b.cols = std::min(ncols, plan.n);
+    if (rq.ozaki1) OZ_CUDA_TRY(kernels::launch_bound(b, ctx.stream));
     b2.base = b;
-    b2.base.rows = DecisionPolicy::kOz2SampleRows;
-    b2.base.col0 = 0;
-    b2.base.cols = std::min(ncols, plan.n);
-    OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
-    DecisionCounts sample;
-    const ozgemmStatus_t st = read_counts(ctx, result, &sample);
-    if (st != OZGEMM_STATUS_SUCCESS) return st;
-    bool all_past = true;
-    for (int w = 0; w < numerics::kModuliWindow; ++w) all_past = all_past && sample.oz2_ratio_max[w] > rq.target;
-    if (all_past) {  // no count can meet the target: the full maxima are at least these
-      *counts = sample;
-      return OZGEMM_STATUS_SUCCESS;
-    }
+    if (rq.ozaki2) OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
+    return read_counts(ctx, result, counts);
   }
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk) {
     const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0);
@@ -323,14 +314,13 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
   return read_counts(ctx, result, counts);
 }
 
-ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const GemmShape& shape, double alpha,
-                          const double* A, const double* B, double beta, double* C, void* workspace) {
+namespace {
+ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, bool stats_ready, const GemmShape& shape,
+                          double alpha, const double* A, const double* B, double beta, double* C, void* workspace) {
   char* ws = static_cast<char*>(workspace);
   const numerics::Ozaki2Constants& cst = numerics::ozaki2_constants(plan.moduli);
-  auto* shift_a = reinterpret_cast<int32_t*>(ws + plan.stats.shift_a);
-  auto* shift_b = reinterpret_cast<int32_t*>(ws + plan.stats.shift_b);
-  auto* flag_a = reinterpret_cast<int32_t*>(ws + plan.stats.flag_a);
-  auto* flag_b = reinterpret_cast<int32_t*>(ws + plan.stats.flag_b);
+  const Stats stats = stats_in(ws, plan.stats);
+  int32_t *shift_a = stats.shift_a, *shift_b = stats.shift_b, *flag_a = stats.flag_a, *flag_b = stats.flag_b;
   auto* S_a = reinterpret_cast<int64_t*>(ws + plan.off_S_a);
   auto* S_b = reinterpret_cast<int64_t*>(ws + plan.off_S_b);
   auto* sft_a = reinterpret_cast<int32_t*>(ws + plan.off_sft_a);
@@ -344,7 +334,7 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
   const kernels::OperandView va = view_of_op_a(shape, A), vb = view_of_op_b(shape, B);
   cudaStream_t st = ctx.stream;
   record(ctx, 0);
-  if (!ctx.shifts_ready) {  // else FP64 mode's decision left shifts, flags and S at these offsets
+  if (!stats_ready) {  // else FP64 mode's decision left shifts, flags and S at these offsets
     OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, {}, st));
     OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, {}, st));
     OZ_CUDA_TRY(cudaMemsetAsync(S_a, 0, sizeof(int64_t) * size_t(plan.m_pad), st));
@@ -363,14 +353,7 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
   e.plane_elems = plan.product_plane();
   e.sft_a = sft_a;
   e.sft_b = sft_b;
-  e.flag_a = flag_a;
-  e.flag_b = flag_b;
-  e.alpha = alpha;
-  e.beta = beta;
-  e.C = C;
-  e.ldc = shape.ldc;
-  e.a = va;
-  e.b = vb;
+  set_output(&e, flag_a, flag_b, alpha, beta, C, shape.ldc, va, vb);
   bool first_chunk = true;
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk)
     for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
@@ -430,6 +413,26 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const 
     }
   record(ctx, 4);
   return OZGEMM_STATUS_SUCCESS;
+}
+
+// std::visit's overload set from lambdas.
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+}  // namespace
+
+ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape& shape, double alpha, const double* A,
+                   const double* B, double beta, double* C, void* workspace) {
+  return std::visit(
+      Overloaded{
+          [&](const NativePlan&) { return run_native(ctx, shape, alpha, A, B, beta, C); },
+          [&](const Ozaki1Plan& p) { return run_ozaki1(ctx, p, plan.stats_ready, shape, alpha, A, B, beta, C, workspace); },
+          [&](const Ozaki2Plan& p) { return run_ozaki2(ctx, p, plan.stats_ready, shape, alpha, A, B, beta, C, workspace); },
+      },
+      plan.method);
 }
 
 ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& s, double beta, double* C) {

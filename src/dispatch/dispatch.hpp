@@ -1,5 +1,5 @@
 // src/dispatch/dispatch.hpp — the dispatch layer: the ONLY code that includes kernel headers and
-// launches kernels. It maps a Plan (src/plan) to kernel launches and cuBLAS/cuBLASLt calls and
+// launches kernels. It maps a CallPlan (src/plan) to kernel launches and cuBLAS/cuBLASLt calls and
 // decides nothing: every choice is already in the plan. Also reports what the build carries for a
 // device (the planner's DeviceDesc flags).
 #pragma once
@@ -27,19 +27,13 @@ struct ExecContext {
   // Instrumentation (ozgemm::set_phase_events): 5 events recorded around the phases
   // max-reduce | slicing | products | epilogue, or nullptr.
   cudaEvent_t* phase_events = nullptr;
-  // The shifts and flags are already in the workspace (FP64 mode's decision wrote them): the
-  // emulation skips its max-reduce; run_ozaki2 takes the norms S from there too (the decision
-  // computed them for its Ozaki-II bound, at the same offsets: oz2_norm_offsets).
-  bool shifts_ready = false;
 };
 
-// Runs plan.variant (Native, Unfused, PartiallyFused or FullyFused); workspace holds
-// plan.workspace_bytes bytes (none for Native).
-ozgemmStatus_t run(const ExecContext& ctx, const Plan& plan, const GemmShape& shape, double alpha, const double* A,
+// THE launch entry: runs plan.method (native DGEMM, Ozaki-I or Ozaki-II in the variant the plan
+// holds); workspace holds plan.workspace_bytes bytes (none for native). With plan.stats_ready the
+// emulation reads the operands' shifts, flags (and Ozaki-II's norms) from the workspace.
+ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape& shape, double alpha, const double* A,
                    const double* B, double beta, double* C, void* workspace);
-// The Ozaki-II scheme's unfused path (Ozaki2Plan).
-ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, const GemmShape& shape, double alpha,
-                          const double* A, const double* B, double beta, double* C, void* workspace);
 // C = beta * C (beta == 0: C = 0 without reading it), the BLAS quick return for k == 0 or alpha == 0.
 ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& shape, double beta, double* C);
 
@@ -48,17 +42,7 @@ ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& shape, double be
 // Pass 1: shifts, flags and exact digits of both operands, left in the workspace for the emulation.
 ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
                                const double* A, const double* B, void* workspace, DecisionCounts* counts);
-// Pass 2: the magnitude digits and U (unless magnitudes_ready; with ozaki2 also the norms S), the
-// magnitude product per column chunk, and the bounds' reductions over every entry: Ozaki-I's from
-// count s_from (ozaki1), Ozaki-II's at every moduli count (ozaki2; needs its S: not with
-// magnitudes_ready unless an earlier pass had ozaki2).
-struct BoundRequest {
-  bool ozaki1 = true;
-  int s_from = 1;
-  bool ozaki2 = false;
-  double target = 0;
-  bool magnitudes_ready = false;
-};
+// Pass 2: the BoundRequest (planner.hpp), over its rows and columns.
 ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
                               const double* A, const double* B, void* workspace, const BoundRequest& request,
                               DecisionCounts* counts);

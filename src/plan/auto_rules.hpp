@@ -1,7 +1,7 @@
 // src/plan/auto_rules.hpp — what AUTO means, as measured: the variant a device runs fastest at a
 // given slice count, and the fully fused kernel's accumulator. Each rule names the measurement
 // behind it (auto_rules.cpp). Only the planner (planner.cpp) and FP64 mode's decision
-// (src/api/fp64_mode.cpp: which scheme may run, and which is faster) call these.
+// (src/plan/call_planner.cpp: which scheme may run, and which is faster) call these.
 #pragma once
 
 #include <cstdint>

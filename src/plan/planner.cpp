@@ -30,11 +30,11 @@ FusedMode mode_of(Variant v, FusedAccumulator acc) {
 // Sizes, k-blocking and workspace of an emulated variant (family and accumulator resolved).
 // Empty string, or why this variant cannot run this problem (the caller may fall back).
 std::string layout(const Request& rq, const DeviceDesc& dev, Variant variant, KernelFamily family,
-                   FusedAccumulator accumulator, Plan* out) {
+                   FusedAccumulator accumulator, Ozaki1Plan* out) {
   const GemmShape& shape = rq.shape;
   const int slices = rq.slices;
   const bool fused = is_fused(variant);
-  Plan p = *out;
+  Ozaki1Plan p = *out;
   p.variant = variant;
   p.family = fused ? family : KernelFamily::Auto;
   p.fallback.clear();
@@ -86,12 +86,8 @@ std::string layout(const Request& rq, const DeviceDesc& dev, Variant variant, Ke
   }
   const bool planes = variant != Variant::FullyFused;
   p.planes = numerics::PlaneLayout{slices, p.kblocks, planes ? p.m_chunk : 0, planes ? p.n_chunk : 0};
-  const StatsOffsets st = stats_offsets(p.m_pad, p.n_pad);
-  p.off_shift_a = st.shift_a;
-  p.off_shift_b = st.shift_b;
-  p.off_flag_a = st.flag_a;
-  p.off_flag_b = st.flag_b;
-  size_t off = st.end;
+  p.stats = stats_offsets(p.m_pad, p.n_pad);
+  size_t off = p.stats.end;
   p.off_slices_a = off; off = align256(off + size_t(p.slices_a.bytes(p.m_pad)));
   p.off_slices_b = off; off = align256(off + size_t(p.slices_b.bytes(p.n_pad)));
   p.off_diag = off;
@@ -261,11 +257,11 @@ std::string variant_unavailable(Variant variant, KernelFamily family, const Devi
   return {};
 }
 
-std::string plan(const Request& rq, const DeviceDesc& dev, Plan* out) {
+std::string plan_ozaki1(const Request& rq, const DeviceDesc& dev, Ozaki1Plan* out) {
   const std::string bad = check_shape(rq.shape);
   if (!bad.empty()) return bad;
   if (rq.slices < 1 || rq.slices > kMaxSlices) return "slices must be in 1.." + std::to_string(kMaxSlices);
-  Plan p;
+  Ozaki1Plan p;
   p.requested = rq.variant;
   p.slices = rq.slices;
   p.m = rq.shape.m;

@@ -1,13 +1,16 @@
-// src/plan/planner.hpp — turns a problem and the caller's options into a Plan (plain data): the
-// ONE place where the kernel path is decided (AUTO resolved, kernel family chosen, fused requests
-// that a problem does not fit turned into unfused with the reason recorded), sizes and workspace
-// laid out. The dispatch layer (src/dispatch) maps a Plan to launches and does nothing else.
-// Host-only C++; reads the kernels' configurations from kernels/dgemm/policy.hpp.
+// src/plan/planner.hpp — turns a problem and the caller's settings into ONE plan value (CallPlan:
+// plain data): the one place where what runs is decided (the scheme and its count, FP64 mode's
+// decision from the data, AUTO resolved, kernel family chosen, fused requests that a problem does not
+// fit turned into unfused with the reason recorded), sizes and workspace laid out. plan_call is the
+// entry; the per-scheme layout functions below it are its parts. The dispatch layer (src/dispatch)
+// maps a CallPlan to launches and decides nothing. Host-only C++; reads the kernels' configurations
+// from kernels/dgemm/policy.hpp.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <variant>
 
 #include "kernels/dgemm/policy.hpp"
 #include "ozgemm/numerics/accuracy.hpp"
@@ -26,7 +29,15 @@ struct Request {
   FusedAccumulator accumulator = FusedAccumulator::Auto;
 };
 
-struct Plan {
+// The first four regions of every workspace (Ozaki1Plan and DecisionPlan alike): the operands' shifts and
+// Inf/NaN flags, int32 per row, 256-aligned. An emulation planned after FP64 mode's decision finds
+// them where the decision wrote them.
+struct StatsOffsets {
+  size_t shift_a = 0, shift_b = 0, flag_a = 0, flag_b = 0, end = 0;
+};
+StatsOffsets stats_offsets(int64_t m_pad, int64_t n_pad);
+
+struct Ozaki1Plan {
   Variant variant = Variant::Native;          // what runs: Native, Unfused, PartiallyFused, FullyFused
   Variant requested = Variant::Auto;           // what was asked for
   std::string fallback;                        // why a requested fused variant runs unfused (empty: it does not)
@@ -40,7 +51,7 @@ struct Plan {
   int64_t kblock = 0, kblocks = 0;             // k-blocking within the int32 exactness bound
   numerics::SliceLayout slices_a, slices_b;    // A reversed, B in order (numerics/slice_layout.hpp)
   // Workspace layout (byte offsets, each 256-aligned).
-  size_t off_shift_a = 0, off_shift_b = 0, off_flag_a = 0, off_flag_b = 0;
+  StatsOffsets stats;
   size_t off_slices_a = 0, off_slices_b = 0, off_diag = 0, off_spill = 0, off_lt_workspace = 0;
   size_t workspace_bytes = 0;
   // Unfused and partially fused: the products and the epilogue run over chunks of m_chunk x
@@ -58,13 +69,6 @@ struct Plan {
   bool fused() const { return variant == Variant::PartiallyFused || variant == Variant::FullyFused; }
 };
 
-// The first four regions of every workspace (Plan and DecisionPlan alike): the operands' shifts and
-// Inf/NaN flags, int32 per row, 256-aligned. An emulation planned after FP64 mode's decision finds
-// them where the decision wrote them.
-struct StatsOffsets {
-  size_t shift_a = 0, shift_b = 0, flag_a = 0, flag_b = 0, end = 0;
-};
-StatsOffsets stats_offsets(int64_t m_pad, int64_t n_pad);
 // Right after them in the decision's and Ozaki-II's workspaces: the Ozaki-II scaling's norms S of
 // op(A)'s rows and op(B)'s columns (int64), so an Ozaki-II run after the decision finds them too.
 // Returns the end of the region.
@@ -146,11 +150,116 @@ constexpr int64_t kMinChunkCols = 256;  // columns per chunk at least, before ro
 // built). Auto family resolves to Sm90 on compute capability 9.0, Portable elsewhere.
 std::string variant_unavailable(Variant variant, KernelFamily family, const DeviceDesc& dev);
 
-// The plan for a request. Empty string on success; otherwise why it cannot be planned (invalid
+// Ozaki-I's plan for a request. Empty string on success; otherwise why it cannot be planned (invalid
 // shape or slice count, or a variant/family this device or build cannot run). A fused variant that
 // the problem does not fit (grid or spill buffer past the kernels' limits) is planned unfused, with
-// Plan::fallback saying why. AUTO takes the rule of src/plan/auto_rules.hpp. Empty problems (m, n
-// or k == 0) are planned like any other; the API's BLAS quick returns never run them.
-std::string plan(const Request& request, const DeviceDesc& dev, Plan* plan);
+// Ozaki1Plan::fallback saying why. AUTO takes the rule of src/plan/auto_rules.hpp (variant Native:
+// AUTO found native DGEMM faster at this count). Empty problems (m, n or k == 0) are planned like
+// any other; the API's BLAS quick returns never run them.
+std::string plan_ozaki1(const Request& request, const DeviceDesc& dev, Ozaki1Plan* plan);
+
+// ---- The call's plan: plan_call ------------------------------------------------------------------
+
+// The element type of a product (part of the problem the planner reads). Complex has no plan yet.
+enum class ElementType : int { RealF64 = 0, ComplexF64 = 1 };
+
+// One call's problem: its shape and element type.
+struct CallProblem {
+  GemmShape shape;
+  ElementType type = ElementType::RealF64;
+};
+
+// A handle's settings, as plain data (ozgemm.h's setters).
+struct CallSettings {
+  bool fp64_mode = true;      // accuracy FP64 (the count decided per call from the data); false: FIXED
+  Scheme scheme = Scheme::Auto;
+  int slices = 0;             // FIXED mode's Ozaki-I count; 0: kDefaultSlices
+  int moduli = 0;             // FIXED mode's Ozaki-II count; 0: kDefaultModuli
+  Variant variant = Variant::Auto;
+  KernelFamily family = KernelFamily::Auto;
+  FusedAccumulator accumulator = FusedAccumulator::Auto;
+
+  int effective_slices() const { return slices > 0 ? slices : kDefaultSlices; }
+  int effective_moduli() const { return moduli > 0 ? moduli : kDefaultModuli; }
+  // Ozaki-II is the only scheme (scheme Ozaki2 and a variant other than Native).
+  bool ozaki2_only() const { return scheme == Scheme::Ozaki2 && variant != Variant::Native; }
+  // FP64 mode's decision runs (variant Native asks for no emulation in either mode).
+  bool decides() const { return fp64_mode && variant != Variant::Native; }
+};
+
+// cuBLAS DGEMM: no emulation.
+struct NativePlan {};
+
+// What ran and why (the C API's ozgemmCallInfo_t, ozgemm.h, says what each field means).
+struct CallReport {
+  Scheme scheme = Scheme::Ozaki1;   // Ozaki1 also for native DGEMM (slices and moduli 0 then)
+  Variant variant = Variant::Native;
+  int slices = 0, moduli = 0;
+  double bound = 0, target = 0;
+  bool fell_back = false;           // FP64 mode ran native DGEMM instead of an emulation
+  std::string reason;
+};
+
+// The plan of one call: what runs (one alternative per method; complex adds its own), the workspace
+// it needs, and the report.
+struct CallPlan {
+  std::variant<NativePlan, Ozaki1Plan, Ozaki2Plan> method;
+  // Bytes of workspace the call needs: the method's; for a query without data in FP64 mode, the
+  // most any count the decision may choose needs (ozgemmGetWorkspaceSize).
+  size_t workspace_bytes = 0;
+  // The method's operand statistics (shifts, flags; Ozaki-II: and norms S) are already in the
+  // workspace at the offsets it reads (FP64 mode's decision wrote them): the emulation skips them.
+  bool stats_ready = false;
+  CallReport report;
+};
+
+// FP64 mode's bound pass (numerics/accuracy.hpp): the magnitude digits and U (unless
+// magnitudes_ready; with ozaki2 also the norms S and extra shifts), the magnitude product, and the
+// bounds' reductions: Ozaki-I's from count s_from (ozaki1), Ozaki-II's at every moduli count
+// (ozaki2; needs S: not with magnitudes_ready unless an earlier pass had ozaki2). sample_rows > 0:
+// over the first sample_rows rows against the first column chunk only (DecisionPolicy), else every
+// entry.
+struct BoundRequest {
+  bool ozaki1 = true;
+  int s_from = 1;
+  bool ozaki2 = false;
+  double target = 0;
+  bool magnitudes_ready = false;
+  int64_t sample_rows = 0;
+};
+
+// How FP64 mode reads the data: the device passes (the dispatch layer runs them) and the workspace
+// (the API layer owns it), supplied by the caller of plan_call. Each returns false on failure; the
+// caller keeps the status.
+class DecisionData {
+ public:
+  // The stream is being captured into a CUDA graph (the decision cannot read data back); *ok false
+  // when the query failed or the data cannot be read (the first call of every decision).
+  virtual bool capturing(bool* ok) = 0;
+  // A workspace of at least `bytes` for the passes and the plan after them. *no_memory: the
+  // allocation failed (a smaller request may still succeed); *moved: earlier contents are gone.
+  virtual bool reserve(size_t bytes, bool* no_memory, bool* moved) = 0;
+  // Pass 1: shifts, flags and exact digits of both operands (left in the workspace).
+  virtual bool digits(const DecisionPlan& plan, DecisionCounts* counts) = 0;
+  // Pass 2: the BoundRequest.
+  virtual bool bound(const DecisionPlan& plan, const BoundRequest& request, DecisionCounts* counts) = 0;
+
+ protected:
+  ~DecisionData() = default;
+};
+
+enum class PlanStatus : int {
+  Ok = 0,
+  Invalid,       // the planner refuses the problem or a count (OZGEMM_STATUS_INVALID_VALUE)
+  NotSupported,  // a variant, kernel family or element type this device or build lacks (OZGEMM_STATUS_NOT_SUPPORTED)
+  DataFailed,    // a DecisionData call failed (its status is the caller's)
+};
+
+// THE planning entry: the plan of one call. `data` null: a query without data (the settings' count;
+// in FP64 mode with the workspace any decided count may need); with data, FP64 mode reads A and B
+// through it and decides. *why (optional): why it was refused.
+PlanStatus plan_call(const CallSettings& settings, const CallProblem& problem, const DeviceDesc& dev,
+                     DecisionData* data, CallPlan* plan, std::string* why = nullptr);
+
 
 }  // namespace ozgemm

@@ -21,7 +21,7 @@ namespace nm = ozgemm::numerics;
 using ozgemm::DeviceDesc;
 using ozgemm::GemmShape;
 using ozgemm::Op;
-using ozgemm::Plan;
+using ozgemm::Ozaki1Plan;
 using Policy = ozgemm::kernels::UnfusedPolicy;
 constexpr int64_t kKAlign = Policy::kKAlign, kRowAlign = Policy::kRowAlign, kMaxChunkCols = Policy::kMaxChunkCols;
 constexpr int64_t kFusedKAlign = ozgemm::kernels::kFusedKAlign, kFusedChunkAlign = ozgemm::kernels::kFusedChunkAlign;
@@ -30,7 +30,7 @@ namespace {
 
 // The planner's answer for an explicit variant; a fused request it had to run unfused counts as a
 // refusal here (the reason is Plan::fallback).
-std::string plan_variant(const GemmShape& sh, int s, const DeviceDesc& dev, ozgemm::Variant v, Plan* p,
+std::string plan_variant(const GemmShape& sh, int s, const DeviceDesc& dev, ozgemm::Variant v, Ozaki1Plan* p,
                          ozgemm::KernelFamily family = ozgemm::KernelFamily::Auto,
                          ozgemm::FusedAccumulator acc = ozgemm::FusedAccumulator::Auto) {
   ozgemm::Request rq;
@@ -39,12 +39,12 @@ std::string plan_variant(const GemmShape& sh, int s, const DeviceDesc& dev, ozge
   rq.variant = v;
   rq.family = family;
   rq.accumulator = acc;
-  const std::string why = ozgemm::plan(rq, dev, p);
+  const std::string why = ozgemm::plan_ozaki1(rq, dev, p);
   if (!why.empty()) return why;
   if (p->variant != v) return p->fallback.empty() ? "planned another variant without a reason" : p->fallback;
   return {};
 }
-std::string plan_unfused(const GemmShape& sh, int s, const DeviceDesc& dev, Plan* p) {
+std::string plan_unfused(const GemmShape& sh, int s, const DeviceDesc& dev, Ozaki1Plan* p) {
   return plan_variant(sh, s, dev, ozgemm::Variant::Unfused, p);
 }
 
@@ -56,7 +56,7 @@ GemmShape tight_shape(Op ta, Op tb, int64_t m, int64_t n, int64_t k) {
 int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 // Checks every documented property of a successful plan for device `dev`.
-::testing::AssertionResult plan_ok(const GemmShape& sh, int s, const Plan& p, const DeviceDesc& dev = DeviceDesc{}) {
+::testing::AssertionResult plan_ok(const GemmShape& sh, int s, const Ozaki1Plan& p, const DeviceDesc& dev = DeviceDesc{}) {
   auto fail = [&]() {
     return ::testing::AssertionFailure() << "m=" << sh.m << " n=" << sh.n << " k=" << sh.k << " s=" << s << ": ";
   };
@@ -100,10 +100,10 @@ int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
   };
   const size_t m_pad = size_t(p.m_pad), n_pad = size_t(p.n_pad);
   const std::vector<Region> regions = {
-      {"shift_a", p.off_shift_a, 4 * m_pad},
-      {"shift_b", p.off_shift_b, 4 * n_pad},
-      {"flag_a", p.off_flag_a, 4 * m_pad},
-      {"flag_b", p.off_flag_b, 4 * n_pad},
+      {"shift_a", p.stats.shift_a, 4 * m_pad},
+      {"shift_b", p.stats.shift_b, 4 * n_pad},
+      {"flag_a", p.stats.flag_a, 4 * m_pad},
+      {"flag_b", p.stats.flag_b, 4 * n_pad},
       {"slices_a", p.off_slices_a, m_pad * size_t(p.slices_a.ld)},
       {"slices_b", p.off_slices_b, n_pad * size_t(p.slices_b.ld)},
       {"diag", p.off_diag, size_t(diag_bytes)},
@@ -136,7 +136,7 @@ TEST(Planner, InvariantsOverAShapeSweep) {
           for (int64_t k : ks)
             for (int s = 1; s <= nm::kMaxSlices; ++s) {
               const GemmShape sh = tight_shape(ta, tb, m, n, k);
-              Plan p;
+              Ozaki1Plan p;
               const std::string why = plan_unfused(sh, s, dev, &p);
               ASSERT_TRUE(why.empty()) << why;
               ASSERT_TRUE(plan_ok(sh, s, p));
@@ -148,7 +148,7 @@ TEST(Planner, InvariantsOverAShapeSweep) {
 TEST(Planner, LargerLeadingDimensionsDoNotChangeThePlan) {
   const DeviceDesc dev;
   GemmShape sh = tight_shape(Op::N, Op::T, 100, 70, 5000);
-  Plan a, b;
+  Ozaki1Plan a, b;
   ASSERT_TRUE(plan_unfused(sh, 8, dev, &a).empty());
   sh.lda += 13;
   sh.ldb += 7;
@@ -181,7 +181,7 @@ TEST(Planner, ConcreteTables) {
       {16, 16, 131056, 1, 1, 131056, 16, 16},
   };
   for (const Row& r : rows) {
-    Plan p;
+    Ozaki1Plan p;
     const GemmShape sh = tight_shape(Op::N, Op::N, r.m, r.n, r.k);
     ASSERT_TRUE(plan_unfused(sh, r.s, dev, &p).empty());
     EXPECT_EQ(p.kblocks, r.kblocks) << "k=" << r.k << " s=" << r.s;
@@ -191,7 +191,7 @@ TEST(Planner, ConcreteTables) {
     EXPECT_TRUE(plan_ok(sh, r.s, p));
   }
   // Typical square problem: one chunk covers all columns.
-  Plan p;
+  Ozaki1Plan p;
   ASSERT_TRUE(plan_unfused(tight_shape(Op::N, Op::N, 1024, 1024, 8192), 7, dev, &p).empty());
   EXPECT_EQ(p.n_chunk, 1024);
   EXPECT_EQ(p.planes.planes(), 7);
@@ -218,7 +218,7 @@ TEST(Planner, ChunksColumnsWhenTheDiagonalBufferWouldBeLarge) {
   for (int64_t gib : {int64_t(8), int64_t(24), int64_t(80), int64_t(141)}) {
     DeviceDesc dev;
     dev.memory_bytes = gib << 30;
-    Plan p;
+    Ozaki1Plan p;
     ASSERT_TRUE(plan_unfused(sh, 8, dev, &p).empty());
     EXPECT_EQ(p.planes.planes(), 40);
     const int64_t per_col = 40 * int64_t(16384) * 4;
@@ -234,7 +234,7 @@ TEST(Planner, ChunksColumnsWhenTheDiagonalBufferWouldBeLarge) {
   for (int64_t nsq : {int64_t(1024), int64_t(8192), int64_t(16384)}) {
     DeviceDesc dev;
     dev.memory_bytes = int64_t(80) << 30;
-    Plan p;
+    Ozaki1Plan p;
     const GemmShape sq = tight_shape(Op::N, Op::N, nsq, nsq, nsq);
     ASSERT_TRUE(plan_unfused(sq, 7, dev, &p).empty());
     EXPECT_EQ(p.n_chunk, p.n_pad) << nsq;
@@ -244,7 +244,7 @@ TEST(Planner, ChunksColumnsWhenTheDiagonalBufferWouldBeLarge) {
   {
     DeviceDesc dev;
     dev.memory_bytes = int64_t(1) << 40;
-    Plan p;
+    Ozaki1Plan p;
     const GemmShape wide = tight_shape(Op::N, Op::N, 16, 200000, 16);
     ASSERT_TRUE(plan_unfused(wide, 1, dev, &p).empty());
     EXPECT_EQ(p.n_chunk, kMaxChunkCols);
@@ -257,7 +257,7 @@ TEST(Planner, SliceLayoutMakesEachDiagonalOneContiguousRange) {
   // k-block b, the d+1 A slices (A_d .. A_0) and the d+1 B slices (B_0 .. B_d) occupy one
   // contiguous range of diagonal_length(d) bytes from diagonal_start(d, b), and position t of the
   // range pairs A_{d-t} with B_t (so i + j = d).
-  Plan p;
+  Ozaki1Plan p;
   const int s = 6;
   ASSERT_TRUE(plan_unfused(tight_shape(Op::N, Op::N, 40, 40, 40000), s, DeviceDesc{}, &p).empty());
   ASSERT_GT(p.kblocks, 1);
@@ -282,7 +282,7 @@ TEST(Planner, SliceLayoutMakesEachDiagonalOneContiguousRange) {
 
 TEST(Planner, ReasonsForProblemsThatCannotBePlanned) {
   DeviceDesc dev;
-  Plan p;
+  Ozaki1Plan p;
   auto why = [&](GemmShape sh, int s, const DeviceDesc& d) { return plan_unfused(sh, s, d, &p); };
   const GemmShape ok = tight_shape(Op::N, Op::N, 64, 64, 64);
   EXPECT_TRUE(why(ok, 8, dev).empty());
@@ -338,7 +338,7 @@ TEST(Planner, DiagBufferWithinCapForTallProblemsByChunkingRows) {
   for (Case c : {Case{int64_t(1) << 25, 16, 16, 8}, Case{int64_t(1) << 26, 16, 16, 4},
                  Case{int64_t(1) << 24, 64, 65536, 8}}) {
     const GemmShape sh = tight_shape(Op::N, Op::N, c.m, c.n, c.k);
-    Plan p;
+    Ozaki1Plan p;
     const std::string why = plan_unfused(sh, c.s, dev, &p);
     ASSERT_TRUE(why.empty()) << why;
     EXPECT_LT(p.m_chunk, p.m_pad) << "rows must be chunked for m=" << c.m;
@@ -360,8 +360,8 @@ TEST(Planner, FallbackToUnfusedIsReportedAndAutoResolves) {
   rq.shape = tight_shape(Op::N, Op::N, 8192, 8192, 40000);
   rq.slices = 7;
   rq.variant = Variant::FullyFused;
-  Plan p;
-  ASSERT_EQ(ozgemm::plan(rq, small, &p), "");
+  Ozaki1Plan p;
+  ASSERT_EQ(ozgemm::plan_ozaki1(rq, small, &p), "");
   EXPECT_EQ(p.variant, Variant::Unfused);
   EXPECT_EQ(p.requested, Variant::FullyFused);
   EXPECT_NE(p.fallback.find("buffer cap"), std::string::npos) << p.fallback;
@@ -369,19 +369,19 @@ TEST(Planner, FallbackToUnfusedIsReportedAndAutoResolves) {
   rq.shape = tight_shape(Op::N, Op::N, 8192, 8192, 8192);
   rq.slices = 6;
   rq.variant = Variant::Auto;
-  ASSERT_EQ(ozgemm::plan(rq, DeviceDesc{}, &p), "");
+  ASSERT_EQ(ozgemm::plan_ozaki1(rq, DeviceDesc{}, &p), "");
   EXPECT_EQ(p.variant, Variant::PartiallyFused);
   EXPECT_EQ(p.family, ozgemm::KernelFamily::Sm90);
   // ... but never a kernel the build lacks.
   DeviceDesc bare;
   bare.sm90_kernels = bare.portable_kernels = false;
-  ASSERT_EQ(ozgemm::plan(rq, bare, &p), "");
+  ASSERT_EQ(ozgemm::plan_ozaki1(rq, bare, &p), "");
   EXPECT_EQ(p.variant, Variant::Unfused);
   rq.variant = Variant::PartiallyFused;
-  EXPECT_NE(ozgemm::plan(rq, bare, &p), "") << "an explicit request for a kernel the build lacks is refused";
+  EXPECT_NE(ozgemm::plan_ozaki1(rq, bare, &p), "") << "an explicit request for a kernel the build lacks is refused";
   // Native needs no workspace.
   rq.variant = Variant::Native;
-  ASSERT_EQ(ozgemm::plan(rq, DeviceDesc{}, &p), "");
+  ASSERT_EQ(ozgemm::plan_ozaki1(rq, DeviceDesc{}, &p), "");
   EXPECT_EQ(p.variant, Variant::Native);
   EXPECT_EQ(p.workspace_bytes, 0u);
 }
@@ -576,7 +576,7 @@ TEST(Planner, FusedPlansRespectTheKernelsLimits) {
   DeviceDesc hopper;
   for (auto v : {Variant::PartiallyFused, Variant::FullyFused}) {
     for (auto [k, s] : {std::pair<int64_t, int>{8192, 7}, {18688, 7}, {16256, 8}, {1, 1}, {1000, 20}}) {
-      Plan p;
+      Ozaki1Plan p;
       ASSERT_TRUE(plan_variant(tight_shape(Op::N, Op::T, 300, 200, k), s, hopper, v, &p).empty()) << k;
       EXPECT_EQ(p.kblocks, 1);
       EXPECT_EQ(p.kblock % kFusedKAlign, 0);
@@ -594,7 +594,7 @@ TEST(Planner, FusedPlansRespectTheKernelsLimits) {
       }
     }
     // Past the int32 bound: k is split into balanced k-blocks, each within the bound.
-    Plan p;
+    Ozaki1Plan p;
     for (auto [k, s, blocks] : {std::tuple<int64_t, int, int64_t>{18689, 7, 2}, {65536, 7, 4}, {130945, 1, 2},
                                 {200000, 20, 31}}) {
       ASSERT_TRUE(plan_variant(tight_shape(Op::N, Op::N, 300, 520, k), s, hopper, v, &p).empty()) << k;
@@ -612,7 +612,7 @@ TEST(Planner, FusedPlansRespectTheKernelsLimits) {
         EXPECT_EQ(p.spill_entries, 4 * 3 * 128 * 256);
         EXPECT_GE(p.off_lt_workspace, p.off_spill + size_t(p.spill_entries) * 8);
         // The register accumulator: 128 x 128 tiles in 2 x 2 clusters (columns: 5 tiles -> 6).
-        Plan r;
+        Ozaki1Plan r;
         ASSERT_TRUE(plan_variant(tight_shape(Op::N, Op::N, 300, 520, k), s, hopper, v, &r, KernelFamily::Auto,
                                          ozgemm::FusedAccumulator::Registers)
                         .empty());

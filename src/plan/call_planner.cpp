@@ -1,0 +1,376 @@
+// plan_call (planner.hpp): the one planning entry. FIXED mode and queries without data plan the
+// handle's count; FP64 accuracy mode (ozgemm.h; docs/numerics.md, "The accuracy contract") chooses
+// the scheme and its count from the data. A scheme is a candidate when the settings allow it (scheme
+// AUTO: both) and, under variant AUTO, its rules say it can beat native DGEMM here:
+//   0. no candidate (this shape, this device), or a stream under graph capture: native DGEMM before
+//      reading data;
+//   1. digits pass (the max-reduce with the exact digit counts): Ozaki-I's lower bound L; Ozaki-I
+//      drops out when AUTO would run native DGEMM at L;
+//   2. magnitude digits (with Ozaki-II's norms), their INT8 product P, the bounds' reductions:
+//      Ozaki-I's count S from L, Ozaki-II's maxima at every moduli count, hence its count N. With
+//      Ozaki-II the only candidate and m >= DecisionPolicy::kOz2SampleMinRows, a sample of the rows
+//      first: where every count already fails there, the full pass is skipped;
+//   3. of the candidates that meet the target and beat native, the one expected fastest
+//      (auto_rules' expected_tflops), reusing the statistics of steps 1-2.
+// Each pass ends with one small copy back (the stream is synchronised twice per call, three times
+// when the sample passes).
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "ozgemm/numerics/accuracy.hpp"
+#include "plan/auto_rules.hpp"
+#include "plan/planner.hpp"
+
+namespace ozgemm {
+
+namespace {
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// Ozaki-I at `slices` with the settings' variant, family and accumulator.
+PlanStatus plan_ozaki1_at(const CallSettings& cs, const GemmShape& s, int slices, const DeviceDesc& dev,
+                          Ozaki1Plan* plan, std::string* why) {
+  Request rq;
+  rq.shape = s;
+  rq.slices = slices;
+  rq.variant = cs.variant;
+  rq.family = cs.family;
+  rq.accumulator = cs.accumulator;
+  std::string refused = variant_unavailable(rq.variant, rq.family, dev);
+  if (!refused.empty()) {
+    *why = refused;
+    return PlanStatus::NotSupported;
+  }
+  refused = plan_ozaki1(rq, dev, plan);
+  if (!refused.empty()) {
+    *why = refused;
+    return PlanStatus::Invalid;
+  }
+  return PlanStatus::Ok;
+}
+
+// Ozaki-II at `moduli` with the settings' variant (NotSupported for a variant Ozaki-II has not on this
+// device or build: FULLY_FUSED anywhere, PARTIALLY_FUSED off Hopper).
+PlanStatus plan_ozaki2_at(const CallSettings& cs, const GemmShape& s, int moduli, const DeviceDesc& dev,
+                          Ozaki2Plan* plan, std::string* why) {
+  std::string refused = ozaki2_variant_unavailable(cs.variant, dev);
+  if (!refused.empty()) {
+    *why = refused;
+    return PlanStatus::NotSupported;
+  }
+  refused = plan_ozaki2(s, moduli, cs.variant, dev, plan);
+  if (!refused.empty()) {
+    *why = refused;
+    return PlanStatus::Invalid;
+  }
+  return PlanStatus::Ok;
+}
+
+std::string ran_unfused(const std::string& fallback) {
+  return fallback.empty() ? std::string() : "; ran unfused: " + fallback;
+}
+
+void set_ozaki1(const Ozaki1Plan& p, CallPlan* out) {
+  if (p.variant == Variant::Native) {
+    out->method = NativePlan{};
+    out->workspace_bytes = 0;
+  } else {
+    out->method = p;
+    out->workspace_bytes = p.workspace_bytes;
+  }
+  out->report.scheme = Scheme::Ozaki1;
+  out->report.variant = p.variant;
+  out->report.slices = p.variant == Variant::Native ? 0 : p.slices;
+}
+
+void set_ozaki2(const Ozaki2Plan& p, CallPlan* out) {
+  out->method = p;
+  out->workspace_bytes = p.workspace_bytes;
+  out->report.scheme = Scheme::Ozaki2;
+  out->report.variant = p.variant;
+  out->report.moduli = p.moduli;
+}
+
+// FP64 mode's workspace without data: the decision's and the largest plan any count of an allowed
+// scheme could take.
+PlanStatus fp64_workspace(const CallSettings& cs, const GemmShape& s, const DeviceDesc& dev, size_t* bytes,
+                          std::string* why) {
+  size_t most = 0;
+  DecisionPlan dp;
+  if (plan_decision(s, dev, &dp).empty()) most = dp.workspace_bytes;
+  Ozaki2Plan p2;  // the largest moduli count has the largest workspace
+  if (cs.scheme != Scheme::Ozaki1 && plan_ozaki2(s, kMaxModuli, cs.variant, dev, &p2).empty())
+    most = std::max(most, p2.workspace_bytes);
+  if (cs.scheme != Scheme::Ozaki2)
+    for (int sl = 1; sl <= kMaxSlices; ++sl) {
+      Ozaki1Plan p;
+      const PlanStatus st = plan_ozaki1_at(cs, s, sl, dev, &p, why);
+      if (st != PlanStatus::Ok) return st;
+      most = std::max(most, p.workspace_bytes);
+    }
+  *bytes = most;
+  return PlanStatus::Ok;
+}
+
+// The plan without a decision: the settings' count (FIXED mode, variant NATIVE, queries without data,
+// empty problems).
+PlanStatus plan_fixed(const CallSettings& cs, const GemmShape& s, const DeviceDesc& dev, bool query, CallPlan* out,
+                      std::string* why) {
+  if (cs.ozaki2_only()) {
+    Ozaki2Plan p2;
+    const PlanStatus st = plan_ozaki2_at(cs, s, cs.effective_moduli(), dev, &p2, why);
+    if (st != PlanStatus::Ok) return st;
+    set_ozaki2(p2, out);
+    out->report.reason = "Ozaki-II: " + std::to_string(p2.moduli) + " moduli (FIXED), " + variant_name(p2.variant) +
+                         ", no bound computed" + ran_unfused(p2.fallback);
+  } else {
+    Ozaki1Plan p;
+    const PlanStatus st = plan_ozaki1_at(cs, s, cs.effective_slices(), dev, &p, why);
+    if (st != PlanStatus::Ok) return st;
+    set_ozaki1(p, out);
+    if (p.variant == Variant::Native)
+      out->report.reason = cs.variant == Variant::Native ? "variant NATIVE" : "FIXED mode: the planner chose native DGEMM";
+    else
+      out->report.reason = "FIXED mode: " + std::to_string(p.slices) + " slices, no bound computed" + ran_unfused(p.fallback);
+  }
+  if (query && cs.decides() && s.m > 0 && s.n > 0 && s.k > 0)
+    return fp64_workspace(cs, s, dev, &out->workspace_bytes, why);
+  return PlanStatus::Ok;
+}
+
+// FP64 mode's decision: reads the data through `data`, fills *out (report included).
+class Fp64Decision {
+ public:
+  Fp64Decision(const CallSettings& cs, const GemmShape& s, const DeviceDesc& dev, DecisionData* data, CallPlan* out,
+               std::string* why)
+      : cs_(cs), s_(s), dev_(dev), data_(data), out_(out), why_(why) {}
+
+  PlanStatus run();
+
+ private:
+  PlanStatus native(const std::string& why) {
+    out_->method = NativePlan{};
+    out_->workspace_bytes = 0;
+    out_->stats_ready = false;
+    CallReport& r = out_->report;
+    r.scheme = Scheme::Ozaki1;
+    r.variant = Variant::Native;
+    r.slices = r.moduli = 0;
+    r.bound = 0;
+    r.fell_back = true;
+    r.reason = "FP64 mode ran native DGEMM: " + why;
+    return PlanStatus::Ok;
+  }
+  PlanStatus both_out() {
+    std::string why = why1_;
+    if (!why2_.empty()) why += (why.empty() ? "" : "; ") + why2_;
+    return native(why + " (AUTO rules)");
+  }
+  PlanStatus failed(const char* what) {
+    *why_ = std::string("FP64 mode's decision: ") + what + " failed";
+    return PlanStatus::DataFailed;
+  }
+
+  const CallSettings& cs_;
+  const GemmShape& s_;
+  const DeviceDesc& dev_;
+  DecisionData* data_;
+  CallPlan* out_;
+  std::string* why_;
+  bool oz1_ = false, oz2_ = false;
+  std::string why1_, why2_;  // why a scheme dropped out
+};
+
+PlanStatus Fp64Decision::run() {
+  *out_ = CallPlan{};
+  const double target = numerics::target_constant(s_.k);
+  out_->report.target = target;
+  bool ok = true;
+  const bool capturing = data_->capturing(&ok);
+  if (!ok) return failed("the stream's capture query");
+  if (capturing) return native("the stream is being captured into a CUDA graph (the decision reads data back)");
+
+  // 0. The candidates. AUTO that prefers native DGEMM even at one slice (its rules only get stricter
+  // with more slices), or at the fewest moduli, needs no look at the data.
+  oz1_ = cs_.scheme != Scheme::Ozaki2;
+  oz2_ = cs_.scheme != Scheme::Ozaki1;
+  Ozaki2Plan largest2;  // Ozaki-II at the most moduli: the largest workspace any count takes
+  if (oz1_) {
+    Ozaki1Plan at_one;
+    const PlanStatus st = plan_ozaki1_at(cs_, s_, 1, dev_, &at_one, why_);
+    if (st != PlanStatus::Ok) return st;
+    if (at_one.variant == Variant::Native) {
+      oz1_ = false;
+      why1_ = "Ozaki-I slower than native here at any slice count";
+    }
+  }
+  if (oz2_) {
+    if (cs_.scheme == Scheme::Ozaki2) {  // as FIXED mode: a variant Ozaki-II has not here
+      const std::string refused = ozaki2_variant_unavailable(cs_.variant, dev_);
+      if (!refused.empty()) {
+        *why_ = refused;
+        return PlanStatus::NotSupported;
+      }
+    }
+    why2_ = plan_ozaki2(s_, kMaxModuli, cs_.variant, dev_, &largest2);
+    if (why2_.empty() && cs_.variant == Variant::Auto && !auto_ozaki2(s_, kMinModuli, dev_))
+      why2_ = "Ozaki-II slower than native at this shape";
+    oz2_ = why2_.empty();
+  }
+  if (!oz1_ && !oz2_) return both_out();
+  DecisionPlan dp;
+  const std::string refused = plan_decision(s_, dev_, &dp);
+  if (!refused.empty()) return native(refused);
+  // Workspace for the decision and, likely, the emulation after it (8 slices, kMaxModuli moduli: no
+  // regrowth later for the common counts). Without room for Ozaki-II at every count (kMaxModuli's
+  // planes), the decision's own: the chosen count's workspace is reserved after it (step 3).
+  size_t bytes = dp.workspace_bytes;
+  Ozaki1Plan guess;
+  std::string ignored;
+  if (oz1_ && plan_ozaki1_at(cs_, s_, kDefaultSlices, dev_, &guess, &ignored) == PlanStatus::Ok)
+    bytes = std::max(bytes, guess.workspace_bytes);
+  bool no_memory = false, moved = false;
+  if (!data_->reserve(oz2_ ? std::max(bytes, largest2.workspace_bytes) : bytes, &no_memory, &moved) &&
+      !(no_memory && oz2_ && data_->reserve(bytes, &no_memory, &moved)))
+    return failed("the workspace");
+
+  // 1. The exact digits: the fewest slices the data can take.
+  DecisionCounts counts;
+  if (!data_->digits(dp, &counts)) return failed("the digits pass");
+  const int lower = numerics::slices_lower_bound(counts.q_max_a, counts.q_max_b);
+  if (oz1_) {
+    Ozaki1Plan at_lower;
+    const PlanStatus st = plan_ozaki1_at(cs_, s_, lower, dev_, &at_lower, why_);
+    if (st != PlanStatus::Ok) return st;
+    if (at_lower.variant == Variant::Native) {
+      oz1_ = false;
+      why1_ = "Ozaki-I slower than native here at " + std::to_string(lower) + " slices, the fewest these data allow";
+    }
+  }
+  if (!oz1_ && !oz2_) return both_out();
+
+  // 2. The bounds over every entry: Ozaki-I's from `lower`, Ozaki-II's at every moduli count. With
+  // Ozaki-II alone on many rows, a sample of the rows first (DecisionPolicy): when every count
+  // already fails there, the full maxima can only be larger and the full pass is skipped.
+  BoundRequest rq;
+  rq.ozaki1 = oz1_;
+  rq.s_from = lower;
+  rq.ozaki2 = oz2_;
+  rq.target = target;
+  bool bound_done = false;
+  if (oz2_ && !oz1_ && s_.m >= kernels::DecisionPolicy::kOz2SampleMinRows) {
+    BoundRequest sample = rq;
+    sample.sample_rows = kernels::DecisionPolicy::kOz2SampleRows;
+    if (!data_->bound(dp, sample, &counts)) return failed("the sampled bound pass");
+    bool all_past = true;
+    for (int w = 0; w < numerics::kModuliWindow; ++w) all_past = all_past && counts.oz2_ratio_max[w] > target;
+    bound_done = all_past;
+    rq.magnitudes_ready = true;  // the sample's pass computed them (and the norms)
+  }
+  if (!bound_done && !data_->bound(dp, rq, &counts)) return failed("the bound pass");
+  int moduli = 0;
+  double bound2 = 0.0;
+  Ozaki2Plan plan2;
+  if (oz2_) {
+    for (int w = 0; w < numerics::kModuliWindow && !moduli; ++w)
+      if (counts.oz2_ratio_max[w] <= target) {
+        moduli = numerics::kMinModuli + w;
+        bound2 = counts.oz2_ratio_max[w];
+      }
+    if (!moduli) {
+      oz2_ = false;
+      why2_ = "no moduli count up to " + std::to_string(kMaxModuli) + " meets the bound";
+    } else if (cs_.variant == Variant::Auto && !auto_ozaki2(s_, moduli, dev_)) {
+      oz2_ = false;
+      why2_ = "Ozaki-II at " + std::to_string(moduli) + " moduli slower than native here";
+    } else if (!plan_ozaki2(s_, moduli, cs_.variant, dev_, &plan2).empty()) {
+      *why_ = "Ozaki-II at " + std::to_string(moduli) + " moduli could not be planned";
+      return PlanStatus::Invalid;  // the candidate check planned kMaxModuli moduli
+    }
+  }
+  int slices = 0;
+  double bound1 = 0.0;
+  Ozaki1Plan plan1;
+  if (oz1_) {
+    slices = counts.s_max < lower ? lower : counts.s_max;
+    if (slices > kMaxSlices) {
+      oz1_ = false;
+      why1_ = "no slice count up to " + std::to_string(kMaxSlices) + " meets the bound";
+    } else {
+      if (slices - lower < numerics::kSliceWindow) {
+        bound1 = counts.ratio_max[slices - lower];
+      } else {
+        BoundRequest again;
+        again.s_from = slices;
+        again.target = target;
+        again.magnitudes_ready = true;
+        DecisionCounts more;
+        if (!data_->bound(dp, again, &more)) return failed("the bound pass");
+        bound1 = more.ratio_max[0];
+      }
+      const PlanStatus st = plan_ozaki1_at(cs_, s_, slices, dev_, &plan1, why_);
+      if (st != PlanStatus::Ok) return st;
+      if (plan1.variant == Variant::Native) {
+        oz1_ = false;
+        why1_ = "Ozaki-I at " + std::to_string(slices) + " slices slower than native here";
+      }
+    }
+  }
+  if (!oz1_ && !oz2_) return both_out();
+
+  // 3. The candidate expected fastest.
+  const bool take2 = oz2_ && (!oz1_ || expected_tflops(Scheme::Ozaki2, moduli, dev_) >
+                                           expected_tflops(Scheme::Ozaki1, slices, dev_));
+  if (take2)
+    set_ozaki2(plan2, out_);
+  else
+    set_ozaki1(plan1, out_);
+  if (!data_->reserve(out_->workspace_bytes, &no_memory, &moved)) return failed("the workspace");
+  out_->stats_ready = !moved;  // the statistics sit at the same offsets in every plan
+  CallReport& r = out_->report;
+  const std::string other = take2 ? (oz1_ ? "; Ozaki-I needs " + std::to_string(slices) + " slices" : std::string())
+                                  : (oz2_ ? "; Ozaki-II needs " + std::to_string(moduli) + " moduli" : std::string());
+  if (take2) {
+    r.bound = bound2;
+    r.reason = "FP64 mode: Ozaki-II, " + std::to_string(moduli) + " moduli, bound " + fmt(bound2) + " u|A||B| <= " +
+               fmt(target) + other + ran_unfused(plan2.fallback);
+  } else {
+    r.bound = bound1;
+    r.reason = "FP64 mode: " + std::to_string(slices) + " slices, bound " + fmt(bound1) + " u|A||B| <= " + fmt(target) +
+               " (at least " + std::to_string(lower) + " for these data)" + other + ran_unfused(plan1.fallback);
+  }
+  return PlanStatus::Ok;
+}
+
+}  // namespace
+
+PlanStatus plan_call(const CallSettings& settings, const CallProblem& problem, const DeviceDesc& dev, DecisionData* data,
+                     CallPlan* plan, std::string* why) {
+  std::string scratch;
+  std::string* reason = why ? why : &scratch;
+  reason->clear();
+  if (problem.type != ElementType::RealF64) {
+    *reason = "complex products have no plan in this build";
+    return PlanStatus::NotSupported;
+  }
+  const GemmShape& s = problem.shape;
+  const std::string bad = check_shape(s);
+  if (!bad.empty()) {
+    *reason = bad;
+    return PlanStatus::Invalid;
+  }
+  const bool empty = s.m == 0 || s.n == 0 || s.k == 0;
+  const bool fixed_ozaki2 = settings.ozaki2_only() && !settings.fp64_mode;
+  if (!data || empty || !settings.decides() || fixed_ozaki2) {
+    *plan = CallPlan{};
+    return plan_fixed(settings, s, dev, /*query=*/!data, plan, reason);
+  }
+  return Fp64Decision(settings, s, dev, data, plan, reason).run();
+}
+
+}  // namespace ozgemm
