@@ -133,6 +133,16 @@ bool quick_return(int64_t m, int64_t n, int64_t k, zcomplex alpha, zcomplex beta
   return true;
 }
 
+// (|op(A)||op(B)|)_rc with complex moduli, summed in long double.
+long double abs_product(ComplexOp ta, const zcomplex* A, int64_t lda, ComplexOp tb, const zcomplex* B, int64_t ldb,
+                        int64_t r, int64_t c, int64_t k) {
+  long double s = 0;
+  for (int64_t l = 0; l < k; ++l)
+    s += std::abs(std::complex<long double>(op_zelem(A, lda, ta, r, l))) *
+         std::abs(std::complex<long double>(op_zelem(B, ldb, tb, l, c)));
+  return s;
+}
+
 nm::ComplexF64 special_dot(ComplexOp ta, const zcomplex* A, int64_t lda, ComplexOp tb, const zcomplex* B, int64_t ldb,
                            int64_t r, int64_t c, int64_t k) {
   nm::ComplexF64 acc{0.0, 0.0};
@@ -202,6 +212,7 @@ std::vector<double> ozaki2_complex_error_bound(ComplexOp transa, ComplexOp trans
   const nm::Ozaki2Constants& cst = nm::ozaki2_complex_constants(moduli);
   const Ozaki2ComplexOperand a = ozaki2_complex_rows_of_op_a(transa, m, k, A, lda, cst);
   const Ozaki2ComplexOperand b = ozaki2_complex_cols_of_op_b(transb, k, n, B, ldb, cst);
+  // sum_l |a_l| per row of op(A), sum_l |b_l| per column of op(B).
   std::vector<long double> sa(size_t(m), 0), sb(size_t(n), 0);
   for (int64_t r = 0; r < m; ++r)
     for (int64_t l = 0; l < k; ++l) sa[size_t(r)] += std::abs(std::complex<long double>(op_zelem(A, lda, transa, r, l)));
@@ -212,10 +223,7 @@ std::vector<double> ozaki2_complex_error_bound(ComplexOp transa, ComplexOp trans
   std::vector<double> out(size_t(m * n));
   for (int64_t c = 0; c < n; ++c)
     for (int64_t r = 0; r < m; ++r) {
-      long double abs_ab = 0;
-      for (int64_t l = 0; l < k; ++l)
-        abs_ab += std::abs(std::complex<long double>(op_zelem(A, lda, transa, r, l))) *
-                  std::abs(std::complex<long double>(op_zelem(B, ldb, transb, l, c)));
+      const long double abs_ab = abs_product(transa, A, lda, transb, B, ldb, r, c, k);
       const int32_t s = a.shift[size_t(r)], t = b.shift[size_t(c)];
       const long double bound = sqrt2 * (std::ldexp(sb[size_t(c)], -s) + std::ldexp(sa[size_t(r)], -t)) +
                                 std::ldexp(rec, -(s + t)) + 2.02L * u * abs_ab;
@@ -265,22 +273,10 @@ ComplexAccurateResult accurate_zgemm(ComplexOp transa, ComplexOp transb, int64_t
                                           nullptr, mm);
   const AccurateResult im = accurate_gemm(Op::N, Op::N, m, n, 2 * k, 1.0, x_im.data(), mm, y_swap.data(), k2, 0.0,
                                           nullptr, mm);
-  ComplexAccurateResult out;
-  out.m = m;
-  out.n = n;
-  out.re_hi = re.hi;
-  out.re_lo = re.lo;
-  out.im_hi = im.hi;
-  out.im_lo = im.lo;
-  out.absprod.assign(size_t(m * n), 0.0);
+  ComplexAccurateResult out{m, n, re.hi, re.lo, im.hi, im.lo, std::vector<double>(size_t(m * n), 0.0)};
   for (int64_t c = 0; c < n; ++c)
-    for (int64_t r = 0; r < m; ++r) {
-      long double s = 0;
-      for (int64_t l = 0; l < k; ++l)
-        s += std::abs(std::complex<long double>(op_zelem(A, lda, transa, r, l))) *
-             std::abs(std::complex<long double>(op_zelem(B, ldb, transb, l, c)));
-      out.absprod[size_t(r + c * m)] = static_cast<double>(s);
-    }
+    for (int64_t r = 0; r < m; ++r)
+      out.absprod[size_t(r + c * m)] = static_cast<double>(abs_product(transa, A, lda, transb, B, ldb, r, c, k));
   return out;
 }
 
@@ -326,21 +322,8 @@ OperandStats complex_stats_cols_of_op_b(ComplexOp transb, int64_t k, int64_t n, 
 
 std::vector<double> oz2c_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
                                       int moduli) {
-  const nm::Ozaki2Constants& cst = nm::ozaki2_complex_constants(moduli);
-  const int64_t m = a.rows, n = b.rows;
-  std::vector<nm::Oz2Side> sa, sb;
-  for (int64_t r = 0; r < m; ++r) sa.push_back(nm::oz2c_side(a.q[size_t(r)], nm::oz2_extra_shift(a.S[size_t(r)], cst)));
-  for (int64_t c = 0; c < n; ++c) sb.push_back(nm::oz2c_side(b.q[size_t(c)], nm::oz2_extra_shift(b.S[size_t(c)], cst)));
-  std::vector<double> R(size_t(m * n), 0.0);
-  for (int64_t c = 0; c < n; ++c)
-    for (int64_t r = 0; r < m; ++r) {
-      if (a.nonfinite[size_t(r)] || b.nonfinite[size_t(c)]) continue;
-      R[size_t(r + c * m)] = nm::oz2c_entry_ratio(
-          nm::oz2_inverse(P[size_t(r + c * m)]), nm::int64_to_double_rn(a.U[size_t(r)]),
-          nm::int64_to_double_rn(b.U[size_t(c)]), sa[size_t(r)], sb[size_t(c)],
-          a.shift[size_t(r)] + b.shift[size_t(c)], cst);
-    }
-  return R;
+  const nm::Ozaki2Constants& c = nm::ozaki2_complex_constants(moduli);
+  return oz2_entry_ratios_with(a, b, P, c, nm::oz2c_side, nm::oz2c_recon_abs_u(c));
 }
 
 Ozaki2Decision decide_complex_moduli(ComplexOp transa, ComplexOp transb, int64_t m, int64_t n, int64_t k,
@@ -350,19 +333,7 @@ Ozaki2Decision decide_complex_moduli(ComplexOp transa, ComplexOp transb, int64_t
   const OperandStats a = complex_stats_rows_of_op_a(transa, m, k, A, lda);
   const OperandStats b = complex_stats_cols_of_op_b(transb, k, n, B, ldb);
   const std::vector<int64_t> P = magnitude_product(a, b);
-  Ozaki2Decision d;
-  d.target = nm::target_constant(k);
-  d.bound = std::numeric_limits<double>::infinity();
-  for (int w = 0; w < nm::kModuliWindow; ++w) {
-    const std::vector<double> R = oz2c_entry_ratios(a, b, P, nm::kMinModuli + w);
-    const double mx = *std::max_element(R.begin(), R.end());
-    d.ratio_max.push_back(mx);
-    if (!d.moduli && mx <= d.target) {
-      d.moduli = nm::kMinModuli + w;
-      d.bound = mx;
-    }
-  }
-  return d;
+  return smallest_moduli_meeting(k, [&](int moduli) { return oz2c_entry_ratios(a, b, P, moduli); });
 }
 
 }  // namespace ref

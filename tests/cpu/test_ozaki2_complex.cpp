@@ -105,6 +105,28 @@ double componentwise(const std::vector<zcomplex>& C, int64_t m, const ref::Compl
   return w;
 }
 
+// The storage S (column-major, stored_rows(op, rows, cols) rows) with op(S) = X for X rows x cols:
+// X itself for N, X^T for T, conj(X)^T for C.
+std::vector<zcomplex> stored_as(ComplexOp op, const std::vector<zcomplex>& X, int64_t rows, int64_t cols) {
+  std::vector<zcomplex> S(X.size());
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r) {
+      const zcomplex v = X[size_t(r + c * rows)];
+      if (op == ComplexOp::N) {
+        S[size_t(r + c * rows)] = v;
+      } else {
+        S[size_t(c + r * cols)] = op == ComplexOp::C ? std::conj(v) : v;
+      }
+    }
+  return S;
+}
+
+// A generator with its seed printed (rerun a failure with the same seed).
+std::mt19937_64 seeded(uint64_t seed) {
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  return std::mt19937_64(seed);
+}
+
 bool same_bits(zcomplex x, zcomplex y) {
   return nm::bits_of(x.real()) == nm::bits_of(y.real()) && nm::bits_of(x.imag()) == nm::bits_of(y.imag());
 }
@@ -170,9 +192,7 @@ TEST(Ozaki2ComplexNumerics, TransformAndInverseExhaustivePerModulus) {
 }
 
 TEST(Ozaki2ComplexNumerics, TransformIsMultiplicative) {
-  const uint64_t seed = 20261201;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(20261201);
   for (int i = 0; i < nm::kMaxModuli; ++i) {
     const nm::Oz2cModulus md = nm::oz2c_modulus(i);
     const int h = (md.p - 1) / 2;
@@ -191,9 +211,7 @@ TEST(Ozaki2ComplexNumerics, TransformIsMultiplicative) {
 TEST(Ozaki2ComplexNumerics, ReconstructionRecoversKnownIntegers) {
   // Integers X = Y 2^sh of every size up to Q (|Y| < 2^120) from their residues, within
   // oz2_reconstruction_error, at every count of the complex set.
-  const uint64_t seed = 77;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(77);
   for (int n = nm::kMinModuli; n <= nm::kMaxModuli; ++n) {
     const nm::Ozaki2Constants& c = nm::ozaki2_complex_constants(n);
     const int max_bits = static_cast<int>(std::log2(static_cast<long double>(c.P_hi)) - 2.01L);  // below Q
@@ -222,9 +240,7 @@ TEST(Ozaki2ComplexNumerics, ReconstructionRecoversKnownIntegers) {
 // ---- The host reference ----
 
 TEST(Ozaki2ComplexReference, GaussianIntegersExactForAllOps) {
-  const uint64_t seed = 4242;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(4242);
   const int64_t m = 7, n = 5, k = 60;
   std::uniform_int_distribution<int> d(-100, 100);
   std::vector<zcomplex> A(size_t(m * k)), B(size_t(k * n));
@@ -253,27 +269,12 @@ TEST(Ozaki2ComplexReference, GaussianIntegersExactForAllOps) {
 }
 
 TEST(Ozaki2ComplexReference, OpModesEqualTheMaterialisedOperands) {
-  const uint64_t seed = 99;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(99);
   const int64_t m = 6, n = 9, k = 40;
   const std::vector<zcomplex> A = complex_matrix(m, k, 1.0, 1.0, 1.0, rng), B = complex_matrix(k, n, 1.0, 1.0, 1.0, rng);
   for (ComplexOp ta : kOps)
     for (ComplexOp tb : kOps) {
-      // Store op(A) = A as the op asks: A^T for T, conj(A)^T for C; likewise B.
-      std::vector<zcomplex> As(A.size()), Bs(B.size());
-      for (int64_t l = 0; l < k; ++l)
-        for (int64_t r = 0; r < m; ++r) {
-          const zcomplex v = A[size_t(r + l * m)];
-          if (ta == ComplexOp::N) As[size_t(r + l * m)] = v;
-          else As[size_t(l + r * k)] = ta == ComplexOp::C ? std::conj(v) : v;
-        }
-      for (int64_t c = 0; c < n; ++c)
-        for (int64_t l = 0; l < k; ++l) {
-          const zcomplex v = B[size_t(l + c * k)];
-          if (tb == ComplexOp::N) Bs[size_t(l + c * k)] = v;
-          else Bs[size_t(c + l * n)] = tb == ComplexOp::C ? std::conj(v) : v;
-        }
+      const std::vector<zcomplex> As = stored_as(ta, A, m, k), Bs = stored_as(tb, B, k, n);
       for (int moduli : {8, 16, 19}) {
         const std::vector<zcomplex> C0 = run_2m(ComplexOp::N, ComplexOp::N, m, n, k, A, B, moduli);
         const std::vector<zcomplex> C1 = run_2m(ta, tb, m, n, k, As, Bs, moduli);
@@ -320,9 +321,7 @@ void check_bounds(ComplexOp ta, ComplexOp tb, int64_t m, int64_t n, int64_t k, c
 }  // namespace
 
 TEST(Ozaki2ComplexReference, ErrorsWithinTheProvenBoundsOnPhiFamilies) {
-  const uint64_t seed = 1234567;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(1234567);
   const int64_t m = 12, n = 10, k = 300;
   for (const Family& f : kFamilies) {
     const std::vector<zcomplex> A = complex_matrix(m, k, f.phi, f.re_scale, f.im_scale, rng);
@@ -338,9 +337,7 @@ TEST(Ozaki2ComplexReference, ErrorsWithinTheProvenBoundsOnPhiFamilies) {
 }
 
 TEST(Ozaki2ComplexReference, ErrorsWithinTheProvenBoundsForAllOpPairs) {
-  const uint64_t seed = 31337;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(31337);
   const int64_t m = 5, n = 7, k = 150;
   const std::vector<zcomplex> A = complex_matrix(m, k, 1.0, 1, 1, rng), B = complex_matrix(k, n, 1.0, 1, 1, rng);
   for (ComplexOp ta : kOps)
@@ -351,9 +348,7 @@ TEST(Ozaki2ComplexReference, AdversarialSignsStayWithinTheBoundAndNearIt) {
   // Every truncation error of a part adds: a_l = x_l (1 + i), b_l = y_l (1 - i) with every significand
   // bit set (the truncation drops the most), sign flips shared by a_l and b_l (each product keeps its
   // sign): Re(a b) = 2 x y, and each dropped part lowers it.
-  const uint64_t seed = 555;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(555);
   const int64_t m = 3, n = 3, k = 512;
   std::vector<zcomplex> A(size_t(m * k)), B(size_t(k * n));
   std::uniform_int_distribution<uint64_t> bits(0, (uint64_t(1) << 52) - 1);
@@ -389,9 +384,7 @@ TEST(Ozaki2ComplexReference, AdversarialSignsStayWithinTheBoundAndNearIt) {
 }
 
 TEST(Ozaki2ComplexReference, AlphaBetaBlasSemantics) {
-  const uint64_t seed = 8;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(8);
   const int64_t m = 4, n = 3, k = 20;
   const std::vector<zcomplex> A = complex_matrix(m, k, 0.5, 1, 1, rng), B = complex_matrix(k, n, 0.5, 1, 1, rng);
   const std::vector<zcomplex> C0 = complex_matrix(m, n, 0.5, 1, 1, rng);
@@ -449,9 +442,7 @@ TEST(Ozaki2ComplexReference, AlphaBetaBlasSemantics) {
 }
 
 TEST(Ozaki2ComplexReference, InfNanAsNativeComplexArithmetic) {
-  const uint64_t seed = 2718;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(2718);
   const int64_t m = 6, n = 5, k = 30;
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<zcomplex> A = complex_matrix(m, k, 0.5, 1, 1, rng), B = complex_matrix(k, n, 0.5, 1, 1, rng);
@@ -464,14 +455,7 @@ TEST(Ozaki2ComplexReference, InfNanAsNativeComplexArithmetic) {
   for (size_t i : {size_t(1 + 3 * m), size_t(2 + 7 * m), size_t(4)}) A0[i] = 0.0;
   B0[size_t(5 + 2 * k)] = 0.0;
   for (ComplexOp tb : {ComplexOp::N, ComplexOp::C}) {
-    // B as op(B) = B: for op C store conj(B)^T.
-    std::vector<zcomplex> Bs(B.size()), B0s(B.size());
-    for (int64_t c = 0; c < n; ++c)
-      for (int64_t l = 0; l < k; ++l) {
-        const size_t src = size_t(l + c * k), dst = tb == ComplexOp::N ? src : size_t(c + l * n);
-        Bs[dst] = tb == ComplexOp::N ? B[src] : std::conj(B[src]);
-        B0s[dst] = tb == ComplexOp::N ? B0[src] : std::conj(B0[src]);
-      }
+    const std::vector<zcomplex> Bs = stored_as(tb, B, k, n), B0s = stored_as(tb, B0, k, n);
     const std::vector<zcomplex> C = run_2m(ComplexOp::N, tb, m, n, k, A, Bs, 16);
     const std::vector<zcomplex> Cf = run_2m(ComplexOp::N, tb, m, n, k, A0, B0s, 16);
     std::vector<zcomplex> Cp(size_t(m * n));
@@ -502,9 +486,7 @@ TEST(Ozaki2ComplexReference, InfNanAsNativeComplexArithmetic) {
 // ---- Accuracy against Karatsuba and the real scheme; the FP64 decision ----
 
 TEST(Ozaki2ComplexAccuracy, ErrorPerModuliCountAgainstKaratsubaAndTheRealScheme) {
-  const uint64_t seed = 9090;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(9090);
   const int64_t m = 16, n = 16, k = 1024;
   std::printf("bits of P: count, complex set (2M), real set\n");
   for (int moduli = 12; moduli <= 20; ++moduli) {
@@ -557,9 +539,7 @@ TEST(Ozaki2ComplexAccuracy, ErrorPerModuliCountAgainstKaratsubaAndTheRealScheme)
 }
 
 TEST(Ozaki2ComplexAccuracy, DecisionPicksTheSmallestCountMeetingTheBound) {
-  const uint64_t seed = 4711;
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = seeded(4711);
   const int64_t m = 12, n = 10, k = 400;
   std::printf("FP64 decision, %lldx%lldx%lld: family, complex moduli (max R2c), real decision on the real parts\n",
               (long long)m, (long long)n, (long long)k);
@@ -602,4 +582,28 @@ TEST(Ozaki2ComplexAccuracy, DecisionPicksTheSmallestCountMeetingTheBound) {
   // Depth 2: c = 2 < 2.03, never met.
   const std::vector<zcomplex> A = complex_matrix(3, 2, 0.5, 1, 1, rng), B = complex_matrix(2, 3, 0.5, 1, 1, rng);
   EXPECT_EQ(ref::decide_complex_moduli(ComplexOp::N, ComplexOp::N, 3, 3, 2, A.data(), 3, B.data(), 2).moduli, 0);
+}
+
+TEST(Ozaki2ComplexAccuracy, PerEntryRatioEqualsTheHostEvaluation) {
+  // oz2c_entry_ratio (what a GPU pass evaluates per entry) against oz2c_entry_ratios, bit for bit.
+  std::mt19937_64 rng = seeded(606);
+  const int64_t m = 5, n = 4, k = 200;
+  const std::vector<zcomplex> A = complex_matrix(m, k, 1.0, 1, 1, rng), B = complex_matrix(k, n, 1.0, 1, 1, rng);
+  const ref::OperandStats sa = ref::complex_stats_rows_of_op_a(ComplexOp::C, m, k, A.data(), k);
+  const ref::OperandStats sb = ref::complex_stats_cols_of_op_b(ComplexOp::N, k, n, B.data(), k);
+  const std::vector<int64_t> P = ref::magnitude_product(sa, sb);
+  for (int moduli = nm::kMinModuli; moduli <= nm::kMaxModuli; ++moduli) {
+    const nm::Ozaki2Constants& c = nm::ozaki2_complex_constants(moduli);
+    const std::vector<double> R = ref::oz2c_entry_ratios(sa, sb, P, moduli);
+    for (int64_t col = 0; col < n; ++col)
+      for (int64_t r = 0; r < m; ++r) {
+        const nm::Oz2Side row = nm::oz2c_side(sa.q[size_t(r)], nm::oz2_extra_shift(sa.S[size_t(r)], c));
+        const nm::Oz2Side cs = nm::oz2c_side(sb.q[size_t(col)], nm::oz2_extra_shift(sb.S[size_t(col)], c));
+        const double want = nm::oz2c_entry_ratio(nm::oz2_inverse(P[size_t(r + col * m)]),
+                                                 nm::int64_to_double_rn(sa.U[size_t(r)]),
+                                                 nm::int64_to_double_rn(sb.U[size_t(col)]), row, cs,
+                                                 sa.shift[size_t(r)] + sb.shift[size_t(col)], c);
+        ASSERT_EQ(nm::bits_of(R[size_t(r + col * m)]), nm::bits_of(want)) << moduli;
+      }
+  }
 }
