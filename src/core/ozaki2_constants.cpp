@@ -173,15 +173,19 @@ uint32_t inverse_mod(uint32_t a, uint32_t p) {  // a^-1 mod p, gcd(a, p) = 1
   return static_cast<uint32_t>(t < 0 ? t + p : t);
 }
 
-Ozaki2Constants compute(int n) {
+}  // namespace
+
+Ozaki2Constants ozaki2_constants_of_moduli(const int* moduli, int n) {
+  if (n < kMinModuli || n > kMaxModuli) throw std::invalid_argument("ozaki2: moduli count out of range");
   Ozaki2Constants c;
   c.n = n;
   Big P = Big::of(1);
   uint32_t rho = 0;  // sum of the residues' largest magnitudes
   for (int i = 0; i < n; ++i) {
-    c.p[i] = kModuliTable[i];
-    P = P.mul(uint32_t(kModuliTable[i]));
-    rho += uint32_t(kModuliTable[i]) / 2;
+    if (moduli[i] < 2 || moduli[i] > 256) throw std::invalid_argument("ozaki2: moduli must lie in [2, 256]");
+    c.p[i] = moduli[i];
+    P = P.mul(uint32_t(moduli[i]));
+    rho += uint32_t(moduli[i]) / 2;
   }
   // The grid: sum |hi_i U_i| <= P rho < 2^(ceil log2 P + ceil log2 rho) = 2^53 g.
   int log_rho = 0;
@@ -210,14 +214,12 @@ Ozaki2Constants compute(int n) {
   return c;
 }
 
-}  // namespace
-
 const Ozaki2Constants& ozaki2_constants(int n) {
   if (n < kMinModuli || n > kMaxModuli) throw std::invalid_argument("ozaki2: moduli count out of range");
   static std::array<Ozaki2Constants, kMaxModuli + 1> table;
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int i = kMinModuli; i <= kMaxModuli; ++i) table[size_t(i)] = compute(i);
+    for (int i = kMinModuli; i <= kMaxModuli; ++i) table[size_t(i)] = ozaki2_constants_of_moduli(kModuliTable, i);
   });
   return table[size_t(n)];
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -141,14 +142,13 @@ AccuracyDecision decide_slices(Op transa, Op transb, int64_t m, int64_t n, int64
   return d;
 }
 
-std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
-                                     int moduli) {
-  const nm::Ozaki2Constants& c = nm::ozaki2_constants(moduli);
+std::vector<double> oz2_entry_ratios_with(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
+                                          const nm::Ozaki2Constants& c, nm::Oz2Side (*side)(int32_t q, int32_t d),
+                                          double recon_abs_u) {
   const int64_t m = a.rows, n = b.rows;
   std::vector<nm::Oz2Side> sa, sb;
-  for (int64_t r = 0; r < m; ++r) sa.push_back(nm::oz2_side(a.q[size_t(r)], nm::oz2_extra_shift(a.S[size_t(r)], c)));
-  for (int64_t col = 0; col < n; ++col)
-    sb.push_back(nm::oz2_side(b.q[size_t(col)], nm::oz2_extra_shift(b.S[size_t(col)], c)));
+  for (int64_t r = 0; r < m; ++r) sa.push_back(side(a.q[size_t(r)], nm::oz2_extra_shift(a.S[size_t(r)], c)));
+  for (int64_t col = 0; col < n; ++col) sb.push_back(side(b.q[size_t(col)], nm::oz2_extra_shift(b.S[size_t(col)], c)));
   std::vector<double> R(size_t(m * n), 0.0);
   detail::parallel_for(n, [&](int64_t c0, int64_t c1) {
     for (int64_t col = c0; col < c1; ++col)
@@ -157,20 +157,24 @@ std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& 
         R[size_t(r + col * m)] = nm::oz2_entry_ratio(
             nm::oz2_inverse(P[size_t(r + col * m)]), nm::int64_to_double_rn(a.U[size_t(r)]),
             nm::int64_to_double_rn(b.U[size_t(col)]), sa[size_t(r)], sb[size_t(col)], a.shift[r] + b.shift[col],
-            c.recon_abs_u);
+            recon_abs_u);
       }
   });
   return R;
 }
 
-Ozaki2Decision decide_moduli(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
-                             const double* B, int64_t ldb) {
-  const DecisionInputs in = decision_inputs("decide_moduli", transa, transb, m, n, k, A, lda, B, ldb);
+std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
+                                     int moduli) {
+  const nm::Ozaki2Constants& c = nm::ozaki2_constants(moduli);
+  return oz2_entry_ratios_with(a, b, P, c, nm::oz2_side, c.recon_abs_u);
+}
+
+Ozaki2Decision smallest_moduli_meeting(int64_t k, const std::function<std::vector<double>(int moduli)>& ratios) {
   Ozaki2Decision d;
   d.target = nm::target_constant(k);
   d.bound = std::numeric_limits<double>::infinity();
   for (int w = 0; w < nm::kModuliWindow; ++w) {
-    const std::vector<double> R = oz2_entry_ratios(in.a, in.b, in.P, nm::kMinModuli + w);
+    const std::vector<double> R = ratios(nm::kMinModuli + w);
     const double mx = *std::max_element(R.begin(), R.end());
     d.ratio_max.push_back(mx);
     if (!d.moduli && mx <= d.target) {
@@ -179,6 +183,12 @@ Ozaki2Decision decide_moduli(Op transa, Op transb, int64_t m, int64_t n, int64_t
     }
   }
   return d;
+}
+
+Ozaki2Decision decide_moduli(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
+                             const double* B, int64_t ldb) {
+  const DecisionInputs in = decision_inputs("decide_moduli", transa, transb, m, n, k, A, lda, B, ldb);
+  return smallest_moduli_meeting(k, [&](int moduli) { return oz2_entry_ratios(in.a, in.b, in.P, moduli); });
 }
 
 }  // namespace ref

@@ -76,6 +76,9 @@ struct Ozaki2Constants {
 };
 // n in [kMinModuli, kMaxModuli]; computed once per n (thread-safe, cached).
 const Ozaki2Constants& ozaki2_constants(int n);
+// The same constants for the first n entries of any pairwise-coprime moduli table (every p_i in
+// [2, 256]; the complex scheme's table, ozaki2_complex.hpp); throws std::invalid_argument otherwise.
+Ozaki2Constants ozaki2_constants_of_moduli(const int* moduli, int n);
 
 // Symmetric residue of v modulo p (2 <= p <= 256): in [-(p-1)/2, (p-1)/2] for odd p, [-128, 127]
 // for p = 256. In 32-bit arithmetic (64-bit division is slow on GPUs): with v = h 2^32 + l,

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "ozgemm/numerics/accuracy.hpp"
 #include "ozgemm/problem.hpp"
 
 namespace ozgemm {
@@ -56,6 +58,14 @@ Ozaki2Decision decide_moduli(Op transa, Op transb, int64_t m, int64_t n, int64_t
 // R2(N) of every entry (m x n column-major); entries whose row or column holds Inf/NaN get 0.
 std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
                                      int moduli);
+// The same evaluation for any scheme of the Ozaki-II form (the complex one: ozaki2_complex.hpp): the
+// count's constants c, its side function and reconstruction term.
+std::vector<double> oz2_entry_ratios_with(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
+                                          const numerics::Ozaki2Constants& c,
+                                          numerics::Oz2Side (*side)(int32_t q, int32_t d), double recon_abs_u);
+// The decision from every count's ratios (ratios(N) for N = kMinModuli..kMaxModuli): the smallest N
+// whose maximum meets target_constant(k), and every maximum.
+Ozaki2Decision smallest_moduli_meeting(int64_t k, const std::function<std::vector<double>(int moduli)>& ratios);
 
 }  // namespace ref
 }  // namespace ozgemm

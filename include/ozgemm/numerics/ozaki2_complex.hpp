@@ -1,0 +1,210 @@
+// ozgemm/numerics/ozaki2_complex.hpp — the shared host/device numerics of the complex Ozaki-II scheme
+// (ZGEMM emulation), the "2M" form: two real INT8 products per modulus. Used by the host reference
+// (src/reference/ozaki2_complex_reference.cpp) and, later, the GPU kernels, so both compute the same
+// bits. The real scheme (ozaki2.hpp) is the model; docs/numerics.md, "Complex products (ZGEMM)",
+// has the proofs and the numbers behind the choices.
+//
+// The scheme, for N moduli p_0 .. p_{N-1} of kComplexModuliTable (pairwise coprime, odd, every prime
+// factor 1 mod 4, so Z_p holds a j with j^2 = -1), P = prod p_i, Q = floor((P - 1) / 4):
+//   1. Scaling (order-free integers). Row r of op(A) (complex, k elements a_l = ar_l + i ai_l) gets
+//      2^s_r with s_r = sigma_r - 1 + d_r: sigma_r = shift_from_max(max_l max(|ar_l|, |ai_l|)) over the
+//      finite parts, S_r = sum_l oz2_norm_term(ar_l, sigma_r - 1) + oz2_norm_term(ai_l, sigma_r - 1)
+//      (the real scheme's S of the 2k parts), d_r = oz2_extra_shift(S_r) in the complex constants'
+//      limits. A'r = trunc(ar 2^s), A'i = trunc(ai 2^s). Then ||A'_r||_2^2 = sum (A'r^2 + A'i^2) <= Q,
+//      likewise for column c of op(B), and entrywise (Cauchy-Schwarz twice)
+//        |Re(A'B')|, |Im(A'B')| <= sum_l |A'_l||B'_l| <= ||A'_r|| ||B'_c|| <= Q.
+//   2. Residues. ur = sym_p(A'r), ui = sym_p(A'i); op C (conjugate transpose) negates ui. The 2M
+//      transform (oz2c_forward): plane 0 holds x0 = sym_p(ur + j ui), plane 1 x1 = sym_p(ur - j ui),
+//      int8 in [-(p-1)/2, (p-1)/2] (|.| <= 120). Conjugation swaps the two planes (x0 <-> x1).
+//   3. Products. Two exact INT8 GEMMs per modulus (k in chunks of kOz2ChunkK: 120^2 k < 2^31):
+//        U1 = sym_p(sum_l x0(a_l) x0(b_l)),   U2 = sym_p(sum_l x1(a_l) x1(b_l)).
+//      x -> (x0, x1) is a ring isomorphism Z_p[i] -> Z_p x Z_p, so U1 and U2 are the images of the
+//      entry's Gaussian integer A'B' mod p.
+//   4. Inverse transform (oz2c_inverse): Re_i = sym_p((U1 + U2) inv2), Im_i = sym_p((U1 - U2) inv2j)
+//      with inv2 = 2^-1, inv2j = (2j)^-1 mod p; then the real CRT reconstruction (oz2_reconstruct_n,
+//      the complex set's constants) for Re and for Im, each scaled by 2^-(s_r + t_c) (scale_pow2), then
+//      C = alpha acc + beta C in oz2c_apply_alpha_beta's order. Rows or columns with Inf/NaN take the
+//      special path (oz2c_special_accumulate).
+// Integer steps have unique results (the symmetric residue of an integer), so the GPU may compute them
+// any exact way; the FP64 steps are fixed here operation by operation.
+#pragma once
+
+#include <cstdint>
+
+#include "ozgemm/numerics/accuracy.hpp"
+#include "ozgemm/numerics/fp.hpp"
+#include "ozgemm/numerics/ozaki2.hpp"
+
+namespace ozgemm {
+namespace numerics {
+
+// op(X) for complex operands: X, X^T, or X^H (the conjugate transpose; cublasOperation_t N, T, C).
+enum class ComplexOp : char { N = 'N', T = 'T', C = 'C' };
+OZGEMM_HD constexpr bool oz2c_transposes(ComplexOp op) { return op != ComplexOp::N; }
+OZGEMM_HD constexpr bool oz2c_conjugates(ComplexOp op) { return op == ComplexOp::C; }
+
+// A complex FP64 value laid out like cuDoubleComplex and std::complex<double> (re, then im).
+struct ComplexF64 {
+  double re, im;
+};
+
+// ---- The moduli ----
+// The greedy pairwise-coprime sequence, from 256 downward, of the numbers <= 256 whose prime factors
+// are all 1 mod 4 (221 = 13 17, 205 = 5 41; the others prime). Greedy is the largest product at every
+// count: the only conflicts are the multiples of 5 (205, 185, 145, 125) and of 13 (221, 169), and the
+// largest of each is taken. 22 exist (37 and 29 follow); the scheme uses up to kMaxModuli.
+constexpr int kComplexModuliTable[20] = {241, 233, 229, 221, 205, 197, 193, 181, 173, 157,
+                                         149, 137, 113, 109, 101, 97,  89,  73,  61,  53};
+// j_i: the smallest positive square root of -1 modulo p_i (for 221 = 13 17 one of four).
+constexpr int kComplexModuliJ[20] = {64, 89, 107, 21, 32, 14, 81, 19, 80, 28, 44, 37, 15, 33, 10, 22, 34, 27, 11, 23};
+static_assert(kMaxModuli <= 20, "kComplexModuliTable holds 20 moduli");
+
+constexpr int oz2c_gcd(int a, int b) { return b == 0 ? a : oz2c_gcd(b, a % b); }
+constexpr bool oz2c_moduli_valid() {
+  for (int i = 0; i < 20; ++i) {
+    const int p = kComplexModuliTable[i], j = kComplexModuliJ[i];
+    if (p % 2 == 0 || p > 256 || j <= 0 || j > (p - 1) / 2 || (j * j + 1) % p != 0) return false;
+    for (int l = 1; l < j; ++l)
+      if ((l * l + 1) % p == 0) return false;  // j is the smallest root
+    for (int t = 0; t < i; ++t)
+      if (oz2c_gcd(p, kComplexModuliTable[t]) != 1 || kComplexModuliTable[t] <= p) return false;
+  }
+  return true;
+}
+static_assert(oz2c_moduli_valid(), "odd, descending, pairwise coprime moduli <= 256 with j^2 = -1 (mod p)");
+// The GPU residue step of the real scheme (FP32 pieces, oz2_residue_biased) needs |t| < 2^23 for every
+// odd modulus at every count: the complex moduli are odd and below 256, so it applies to them as well.
+constexpr bool oz2c_piece_sums_below_2_23() {
+  for (int n = kMinModuli; n <= kMaxModuli; ++n)
+    for (int i = 0; i < n; ++i)
+      if (oz2_piece_sum_bound(kComplexModuliTable[i], n) >= (int64_t(1) << 23)) return false;
+  return true;
+}
+static_assert(oz2c_piece_sums_below_2_23(), "the FP32 residue step's premise for the complex moduli");
+// Every transformed residue has |x| <= 120 <= 128: kOz2ChunkK (sized for 128^2 k < 2^31) keeps the
+// int32 sums of either plane's products exact.
+static_assert((kComplexModuliTable[0] - 1) / 2 <= 128, "the products' int32 chunk");
+
+// The complex set's CRT constants and limits (the real structure, Ozaki2Constants, for
+// kComplexModuliTable): n in [kMinModuli, kMaxModuli], computed once (thread-safe, cached;
+// src/core/ozaki2_complex_constants.cpp).
+const Ozaki2Constants& ozaki2_complex_constants(int n);
+
+// Per-modulus constants of the transform, symmetric representatives: j, inv2 = 2^-1 = (p + 1) / 2 - p,
+// inv2j = (2j)^-1 = -j 2^-1 (j^-1 = -j). Host-side (the table is host data): kernels take them by value.
+struct Oz2cModulus {
+  int32_t p, j, inv2, inv2j;
+};
+constexpr Oz2cModulus oz2c_modulus(int i) {
+  const int32_t p = kComplexModuliTable[i], j = kComplexModuliJ[i], inv2 = (p + 1) / 2 - p;
+  const int32_t t = (-j * inv2) % p;  // in (-p, p)
+  const int32_t inv2j = t > (p - 1) / 2 ? t - p : (t < -(p - 1) / 2 ? t + p : t);
+  return Oz2cModulus{p, j, inv2, inv2j};
+}
+
+// ---- The transform ----
+// The two planes' residues of x = ur + i ui (ur, ui symmetric residues, |.| <= 128): |ur +- j ui| <=
+// 128 + 120 128 < 2^31.
+struct Oz2cPlanes {
+  int8_t x0, x1;
+};
+OZGEMM_HD Oz2cPlanes oz2c_forward(int32_t ur, int32_t ui, const Oz2cModulus& m) {
+  return Oz2cPlanes{static_cast<int8_t>(sym_mod(int64_t(ur) + int64_t(m.j) * ui, m.p)),
+                    static_cast<int8_t>(sym_mod(int64_t(ur) - int64_t(m.j) * ui, m.p))};
+}
+// Re and Im residues from the planes' products U1, U2 (symmetric residues): |U1 +- U2| |inv| <= 240 120.
+struct Oz2cResidue {
+  int32_t re, im;
+};
+OZGEMM_HD Oz2cResidue oz2c_inverse(int32_t u1, int32_t u2, const Oz2cModulus& m) {
+  return Oz2cResidue{sym_mod(int64_t(u1 + u2) * m.inv2, m.p), sym_mod(int64_t(u1 - u2) * m.inv2j, m.p)};
+}
+
+// ---- FP64 steps, in their fixed order (fma only where written) ----
+// The complex product as cuCmul writes it: re = ar br - ai bi, im = ar bi + ai br, each product rounded,
+// then one rounded sum (no FMA). Used for alpha, beta and the special path.
+OZGEMM_HD ComplexF64 oz2c_mul(ComplexF64 a, ComplexF64 b) {
+  return ComplexF64{add_rn(mul_rn(a.re, b.re), -mul_rn(a.im, b.im)), add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re))};
+}
+OZGEMM_HD bool oz2c_is_finite(ComplexF64 a) { return is_finite(a.re) && is_finite(a.im); }
+OZGEMM_HD bool oz2c_is_zero(ComplexF64 a) { return a.re == 0.0 && a.im == 0.0; }
+OZGEMM_HD bool oz2c_is_one(ComplexF64 a) { return a.re == 1.0 && a.im == 0.0; }
+// The element of op(X) as the products see it: conjugated for op C.
+OZGEMM_HD ComplexF64 oz2c_op_value(ComplexF64 x, ComplexOp op) {
+  return oz2c_conjugates(op) ? ComplexF64{x.re, -x.im} : x;
+}
+
+// An entry from its reconstructed parts: y 2^-(s_r + t_c), exact while
+// oz2_reconstruction_normal(s_r + t_c) holds (otherwise one correct rounding or +-Inf, as scale_pow2).
+template <class ReAt, class ImAt>
+OZGEMM_HD ComplexF64 oz2c_reconstruct_n(const Ozaki2Constants& c, int n, int32_t shift_sum, ReAt re, ImAt im) {
+  return ComplexF64{scale_pow2(oz2_reconstruct_n(c, n, re), -shift_sum),
+                    scale_pow2(oz2_reconstruct_n(c, n, im), -shift_sum)};
+}
+
+// The special path of an entry whose row of op(A) or column of op(B) holds Inf/NaN (either part): the
+// IEEE sum, l ascending, of the products oz2c_mul(a_l, b_l) (a_l, b_l as op gives them) that have a
+// non-finite part; acc starts at +0 + 0i. Such a product has both parts non-finite (each part of
+// oz2c_mul multiplies the non-finite part by one of the other factor's parts), so the entry is
+// non-finite in both parts, with the NaN/Inf classes native complex arithmetic gives (docs: "Special
+// values"; finite parts are left out exactly as in the real scheme).
+OZGEMM_HD ComplexF64 oz2c_special_accumulate(ComplexF64 acc, ComplexF64 a, ComplexF64 b) {
+  if (oz2c_is_finite(a) && oz2c_is_finite(b)) return acc;
+  const ComplexF64 t = oz2c_mul(a, b);
+  return ComplexF64{add_rn(acc.re, t.re), add_rn(acc.im, t.im)};
+}
+
+// C = alpha acc + beta C_old: t = oz2c_mul(alpha, acc); with read_c (beta != 0) t + oz2c_mul(beta, C_old),
+// part by part (one rounded sum each). read_c == false: C_old is not read (it may hold NaN).
+OZGEMM_HD ComplexF64 oz2c_apply_alpha_beta(ComplexF64 alpha, ComplexF64 acc, ComplexF64 beta, ComplexF64 c_old,
+                                           bool read_c) {
+  const ComplexF64 t = oz2c_mul(alpha, acc);
+  if (!read_c) return t;
+  const ComplexF64 b = oz2c_mul(beta, c_old);
+  return ComplexF64{add_rn(t.re, b.re), add_rn(t.im, b.im)};
+}
+// BLAS quick return (alpha == 0 or k == 0): C = beta C; beta == 0 gives 0 without reading C, beta == 1
+// leaves C as it is.
+OZGEMM_HD ComplexF64 oz2c_scale_c(ComplexF64 beta, ComplexF64 c_old) {
+  if (oz2c_is_zero(beta)) return ComplexF64{0.0, 0.0};
+  return oz2c_is_one(beta) ? c_old : oz2c_mul(beta, c_old);
+}
+
+// ---- The accuracy contract (docs/numerics.md, "Complex products (ZGEMM)") ----
+// Statistics per row of op(A) (column of op(B)), the real ones over the 2k parts (conjugation does not
+// change them): sigma = shift_from_max of the largest finite part; q = exact_digits(sigma, lowest set
+// bit over the non-zero parts); U = sum of unit_term over the parts (>= 2^10 sum_l (|ar'| + |ai'|) >=
+// 2^10 sum_l |a'_l|); S the scaling norm above; and per element the magnitude digit
+// mag_l = max(floor|ar'_l|, floor|ai'_l|) <= |a'_l| (the complex modulus), so that
+//   P_rc = sum_l mag(a_rl) mag(b_lc) <= (|A||B|)_rc 2^(sigma_r + sigma_c)
+// (one INT8 GEMM of k; |A||B| with complex moduli).
+// One element's three terms (the two parts' magnitude_terms, combined).
+OZGEMM_HD MagnitudeTerms oz2c_magnitude_terms(double re, double im, int32_t sigma) {
+  const MagnitudeTerms r = magnitude_terms(re, sigma), i = magnitude_terms(im, sigma);
+  return MagnitudeTerms{r.digit > i.digit ? r.digit : i.digit, r.unit + i.unit, r.norm + i.norm};
+}
+// The bound. With a~ = 2^-s A' (|a~| <= |a|; |a - a~| < sqrt2 2^-s, 0 when the row is exact at s) and
+// A'B' exact in Z[i] (step 1's range):
+//   |AB - A~B~| <= sum_l |a - a~||b| + |a~||b - b~| <= sqrt2 ([!ex_r] 2^-s ||b||_1 + [!ex_c] 2^-t ||a||_1),
+// and each part y of the reconstruction is within u (2.02 |part| + recon_abs_u), so the complex error
+// of y is within u (2.02 |A'B'| + sqrt2 recon_abs_u) (Minkowski). In units of 2^-(sigma_r + sigma_c),
+// with P <= (|A||B|)' the contract |C - AB| <= c u |A||B| (complex moduli) holds when
+//   R2c(N) = 2.03 + (T2c/u + 2^(2 - d_r - d_c) sqrt2 recon_abs_u) (1 + 2^-40) / P  <=  c = min(4, k),
+//   T2c/u = sqrt2 2^(53 - kUnitBits) ([!ex_r] 2^(1 - d_r) U_c + [!ex_c] 2^(1 - d_c) U_r).
+// This is the real R2 with sqrt2 on both excess terms, so the real evaluation (oz2_entry_ratio) serves
+// with the complex sides and oz2c_recon_abs_u. kSqrt2Up = fl(sqrt2) > sqrt2; the roundings of the
+// products with it are covered by R2's (1 + 2^-40), as those of U, 1/P and the sums.
+constexpr double kSqrt2Up = 1.4142135623730951;  // sqrt2 = 1.41421356237309504880..., this 1.41421356237309514547
+OZGEMM_HD Oz2Side oz2c_side(int32_t q, int32_t d) {
+  const Oz2Side real = oz2_side(q, d);
+  return Oz2Side{mul_rn(real.x, kSqrt2Up), real.y, real.d};
+}
+OZGEMM_HD double oz2c_recon_abs_u(const Ozaki2Constants& c) { return mul_rn(c.recon_abs_u, kSqrt2Up); }
+// R2c(N) of one entry; +inf when no guarantee is possible (P = 0, or a result outside the normal range).
+OZGEMM_HD double oz2c_entry_ratio(double inv_P, double u_row, double u_col, const Oz2Side& row, const Oz2Side& col,
+                                  int32_t sigma_sum, const Ozaki2Constants& c) {
+  return oz2_entry_ratio(inv_P, u_row, u_col, row, col, sigma_sum, oz2c_recon_abs_u(c));
+}
+
+}  // namespace numerics
+}  // namespace ozgemm
