@@ -265,17 +265,22 @@ class _Prepared:
         self.device = da
         if C is not None and _resolve_device(lib, C, da) != da:
             raise ValueError(f"out is on another device than a and b (device {da})")
+        # The copies live as long as this object: until the calls that read them are queued (the
+        # frameworks' allocators reuse a freed block for later work of the same stream only).
+        self.copied_inputs: List[Any] = []
         if copy_a:
-            A = read(_frameworks.contiguous_copy(a, da, self.stream), "a")
+            self.copied_inputs.append(_frameworks.contiguous_copy(a, da, self.stream))
+            A = read(self.copied_inputs[-1], "a")
         if copy_b:
-            B = read(_frameworks.contiguous_copy(b, da, self.stream), "b")
+            self.copied_inputs.append(_frameworks.contiguous_copy(b, da, self.stream))
+            B = read(self.copied_inputs[-1], "b")
         self.result: Any = out
         self.temp: Any = None  # the temporary result copied into out (via_temp)
         if C is None or via_temp:
             if allocate:
                 if via_temp:  # beta != 0 reads out: the temporary starts as its copy
                     self.temp = (_frameworks.contiguous_copy(out, da, self.stream) if beta != 0.0
-                                 else _frameworks.empty(out, shape.result, da, _device_buffer))
+                                 else _frameworks.empty(out, shape.result, da, _device_buffer, self.stream))
                 else:
                     self.result = _frameworks.empty(a, shape.result, da, _device_buffer)
                 C = read(self.temp if via_temp else self.result, "out")
@@ -435,12 +440,14 @@ def plan(a: Any, b: Any, *, out: Any = None, accuracy: str = "fp64", slices: Opt
 
 
 def _call_info(t: Tuple[int, int, float, float, int, str, int, int]) -> CallInfo:
-    """CallInfo of the extension's ozgemmCallInfo_t tuple; scheme "native" where native DGEMM ran
-    (the C struct's scheme field describes an emulation only)."""
+    """CallInfo of the extension's ozgemmCallInfo_t tuple; where native DGEMM ran, scheme "native"
+    and no counts (the C struct's scheme and counts describe an emulation only)."""
     v, s, bound, target, fell_back, reason, scheme, moduli = t
     variant = _VARIANT_NAMES.get(v, str(v))
-    scheme_name = "native" if variant == "native" else _SCHEME_NAMES.get(scheme, str(scheme))
-    return CallInfo(variant, int(s), float(bound), float(target), bool(fell_back), reason, scheme_name, int(moduli))
+    if variant == "native":
+        return CallInfo(variant, 0, float(bound), float(target), bool(fell_back), reason, "native", 0)
+    return CallInfo(variant, int(s), float(bound), float(target), bool(fell_back), reason,
+                    _SCHEME_NAMES.get(scheme, str(scheme)), int(moduli))
 
 
 def last_call_info(device: Optional[int] = None) -> CallInfo:

@@ -322,7 +322,7 @@ def current_stream(x: Any, device: Optional[int]) -> int:
     """The caller's current stream for x's framework on `device` (0, the legacy default stream,
     for producers without a notion of one, e.g. JAX and __cuda_array_interface__ objects)."""
     fw = framework_of(x)
-    if fw == "torch":
+    if fw == "torch" and getattr(x, "is_cuda", False):  # a CPU tensor is refused by describe()
         import torch
 
         return int(torch.cuda.current_stream(device).cuda_stream)

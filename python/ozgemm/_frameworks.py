@@ -11,7 +11,7 @@ are imported only for arrays of theirs.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Tuple
+from typing import Any, Iterator, Optional, Tuple
 
 from ._arrays import framework_of
 
@@ -71,19 +71,21 @@ def contiguous_copy(x: Any, device: int, stream: int) -> Any:
     raise TypeError(f"ozgemm cannot copy {type(x).__module__}.{type(x).__qualname__} arrays")
 
 
-def empty(like: Any, shape: Tuple[int, ...], device: int, new_buffer: Any) -> Any:
+def empty(like: Any, shape: Tuple[int, ...], device: int, new_buffer: Any, stream: Optional[int] = None) -> Any:
     """A new C-order float64 array of `shape` on `device`: of like's framework for PyTorch and
-    CuPy, else ``new_buffer(shape, device)`` (ozgemm's DLPack buffer; see ozgemm.matmul)."""
+    CuPy, allocated for `stream` (None: the framework's current stream; a temporary's is the
+    call's), else ``new_buffer(shape, device)`` (ozgemm's DLPack buffer; see ozgemm.matmul)."""
     fw = kind(like)
-    if fw == "torch":
-        import torch
+    with on_stream(like, device, stream) if stream is not None else contextlib.nullcontext():
+        if fw == "torch":
+            import torch
 
-        return torch.empty(shape, dtype=torch.float64, device=torch.device("cuda", device))
-    if fw == "cupy":
-        import cupy
+            return torch.empty(shape, dtype=torch.float64, device=torch.device("cuda", device))
+        if fw == "cupy":
+            import cupy
 
-        with cupy.cuda.Device(device):
-            return cupy.empty(shape, dtype=cupy.float64)
+            with cupy.cuda.Device(device):
+                return cupy.empty(shape, dtype=cupy.float64)
     return new_buffer(shape, device)
 
 

@@ -7,7 +7,6 @@ installed) too. None of these needs the extension module or a GPU."""
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import itertools
 import zlib
 
@@ -16,7 +15,7 @@ import pytest
 
 import ozgemm
 from ozgemm import _arrays, _batch
-from conftest import FakeCudaArray, as_cai
+from conftest import as_cai
 
 # --- shapes: numpy.matmul's rules ---------------------------------------------------------------------
 SHAPE_PAIRS = [
@@ -308,6 +307,8 @@ def test_call_info_scheme_native():
     native = ozgemm.VARIANTS["native"]
     ci = ozgemm._call_info((native, 0, 0.0, 4.0, 1, "no count met the bound", ozgemm.SCHEMES["ozaki1"], 0))
     assert (ci.scheme, ci.variant, ci.slices, ci.moduli, ci.fell_back) == ("native", "native", 0, 0, True)
+    ci = ozgemm._call_info((native, 0, 0.0, 0.0, 0, "variant NATIVE", ozgemm.SCHEMES["ozaki2"], 14))
+    assert (ci.scheme, ci.moduli) == ("native", 0)  # scheme="ozaki2", variant="native": nothing emulated
     ci = ozgemm._call_info((ozgemm.VARIANTS["unfused"], 0, 3.5, 4.0, 0, "r", ozgemm.SCHEMES["ozaki2"], 12))
     assert (ci.scheme, ci.moduli, ci.slices) == ("ozaki2", 12, 0)
     ci = ozgemm._call_info((ozgemm.VARIANTS["fully_fused"], 7, 2.0, 4.0, 0, "r", ozgemm.SCHEMES["ozaki1"], 0))
@@ -326,7 +327,7 @@ def torch_on_cpu(monkeypatch):
 
     def fake(a, b, *, alpha=1.0, **options):
         seen.append(options)
-        return ozgemm.matmul(a, b, alpha=alpha, **options) if a.is_cuda else alpha * torch.matmul(a, b)
+        return alpha * torch.matmul(a, b)
 
     monkeypatch.setattr(_torch_autograd, "_ozgemm_matmul", fake)
     return torch, seen

@@ -63,6 +63,15 @@ def test_numpy_rejected_with_a_clear_message():
         ozgemm.plan(a, a)
 
 
+def test_torch_cpu_tensors_rejected():
+    torch = pytest.importorskip("torch")
+    a = torch.ones(3, 4, dtype=torch.float64)
+    with pytest.raises(TypeError, match="a: ozgemm.matmul needs a CUDA device array.*PyTorch tensor on cpu"):
+        ozgemm.matmul(a, a.T)
+    with pytest.raises(TypeError, match="host array"):  # requires grad: the autograd forward refuses it alike
+        ozgemm.matmul(a.requires_grad_(), a.T)
+
+
 def test_dlpack_host_devices_rejected():
     class HostDLPack:
         def __init__(self, dev_type):

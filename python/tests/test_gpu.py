@@ -306,15 +306,22 @@ def test_cuda_array_interface_producer():
     np.testing.assert_array_equal(cp.asnumpy(cp.from_dlpack(c)), reference.ozaki_matmul(a, b, slices=SLICES))
 
 
-def test_jax_arrays():
+@pytest.fixture(scope="module")
+def jax_gpu():
+    """(jax, jax.numpy, the first GPU device) with float64 enabled; skips without JAX or its GPU backend."""
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     try:
-        gpu_dev = jax.devices("gpu")[0]
+        dev = jax.devices("gpu")[0]
     except RuntimeError:
         pytest.skip("JAX has no GPU backend")
     import jax.numpy as jnp
 
+    return jax, jnp, dev
+
+
+def test_jax_arrays(jax_gpu):
+    jax, jnp, gpu_dev = jax_gpu
     a, b = problem(10, m=96, n=64, k=128)
     A, B = jax.device_put(a, gpu_dev), jax.device_put(b, gpu_dev)
     c = ozgemm.matmul(A, B, slices=SLICES, variant=BITS_VARIANT)
@@ -450,6 +457,12 @@ def test_views_are_copied(fw):
                                       err_msg=f"{na}, {nb}")
         c = ozgemm.matmul(A, B)
         assert_within_contract(host(c), host(mod.matmul(A, B)), host(A), host(B))
+    # Both copied, of one size: a's copy must stay alive until the call (the allocator would hand
+    # its block to b's copy).
+    x, y = problem(27, m=64, n=64, k=64)
+    c = ozgemm.matmul(inexpressible_views(fw, dev, x)["step"], inexpressible_views(fw, dev, y)["step"],
+                      slices=SLICES, variant=BITS_VARIANT)
+    np.testing.assert_array_equal(host(c), reference.ozaki_matmul(x, y, slices=SLICES))
     # on an explicit stream: the copy is made there
     s = new_stream(fw, mod)
     synchronize(fw, mod)
@@ -603,19 +616,6 @@ def test_autograd_second_order_and_modes():
 
 
 # --- JAX -------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def jax_gpu():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    try:
-        dev = jax.devices("gpu")[0]
-    except RuntimeError:
-        pytest.skip("JAX has no GPU backend")
-    import jax.numpy as jnp
-
-    return jax, jnp, dev
-
-
 @pytest.mark.parametrize("sa,sb,view", [
     ((37, 29), (29, 23), "plain"), ((29, 37), (29, 23), "T"), ((74, 87), (29, 23), "step"),
     ((3, 37, 29), (29, 23), "plain"), ((2, 1, 37, 29), (3, 29, 23), "plain"), ((29,), (29, 23), "plain"),
