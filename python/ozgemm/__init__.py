@@ -5,12 +5,17 @@
 >>> c = ozgemm.matmul(a, b)            # a cupy.ndarray; the same call takes torch tensors, JAX arrays
 >>> ozgemm.last_call_info()            # what ran: variant, slice count, why
 
-* :func:`matmul` computes ``alpha * a @ b + beta * out`` for CUDA float64 matrices of any
+* :func:`matmul` computes ``alpha * a @ b + beta * out`` for CUDA float64 arrays of any
   framework that speaks DLPack or ``__cuda_array_interface__`` (CuPy, PyTorch, JAX, Numba, ...),
-  with any strides the BLAS-style C API can express (transposed views cost no copy), on the
-  caller's current stream, and returns the caller's array type.
+  with ``numpy.matmul``'s semantics (stacks with broadcast batch dimensions: one library call per
+  matrix; 1-D vectors), on the caller's current stream, and returns the caller's array type.
+  Strides the BLAS-style C API can express cost no copy (transposed views, sub-blocks, broadcast
+  batches); other views are copied by their framework first, as its own ``matmul`` does.
+  PyTorch tensors that require grad get a result with a ``grad_fn`` (the backward runs through
+  ozgemm too).
 * :func:`plan` says what a call would run, :func:`info` what this build and machine offer,
-  :func:`last_call_info` what the last call ran.
+  :func:`last_call_info` what the last call ran (``scheme``: ``"native"``, ``"ozaki1"`` or
+  ``"ozaki2"``).
 * Errors of the library raise :class:`OzgemmError` (``.status``, ``.status_name`` and the
   library's status string); bad arguments raise TypeError/ValueError before anything runs.
 * :mod:`ozgemm.reference` runs the same Ozaki-I algorithm on the CPU (numpy arrays): the bits
@@ -27,9 +32,9 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import threading
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Literal, Optional, Tuple
 
-from . import _arrays
+from . import _arrays, _batch, _frameworks
 
 try:
     from . import _ozgemm  # the C extension (links libozgemm statically)
@@ -90,17 +95,23 @@ class OzgemmError(RuntimeError):
         super().__init__(f"{function}: {self.status_string}" + (f" [{detail}]" if detail else ""))
 
 
+#: What ran: native DGEMM, or the emulation scheme (CallInfo.scheme, Plan.scheme).
+SchemeRan = Literal["native", "ozaki1", "ozaki2"]
+
+
 @dataclasses.dataclass(frozen=True)
 class CallInfo:
     """What a call ran (:func:`last_call_info`) or would run (:func:`plan`): ozgemmCallInfo_t."""
 
     variant: str        #: "native" or the emulated variant
-    slices: int         #: slice count of the emulation; 0 when native DGEMM ran
+    slices: int         #: Ozaki-I: the slice count; 0 otherwise (native DGEMM, Ozaki-II)
     bound: float        #: FP64 mode: the constant c the data achieved (|C - AB| <= c u |A||B|); 0: not computed
     target: float       #: FP64 mode: the contract's constant min(4, k)
     fell_back: bool     #: FP64 mode ran native DGEMM instead of an emulation
     reason: str         #: how the slice count was chosen, or why native ran
-    scheme: str = "ozaki1"  #: the scheme that ran: "ozaki1" (slices) or "ozaki2" (moduli)
+    #: "native" (native DGEMM ran: variant "native", slices and moduli 0), "ozaki1" (slices) or
+    #: "ozaki2" (moduli)
+    scheme: SchemeRan = "ozaki1"
     moduli: int = 0     #: Ozaki-II: the moduli count; 0 otherwise
 
 
@@ -118,8 +129,11 @@ class Plan:
     reason: str
     workspace_bytes: Optional[int]  #: device workspace the call needs (FIXED mode); None: unknown
     source: str                 #: the C API call that answered: "ozgemmPlanCall"
-    scheme: str = "ozaki1"
-    moduli: int = 0
+    scheme: SchemeRan = "ozaki1"  #: as CallInfo.scheme: "native", "ozaki1" or "ozaki2"
+    moduli: int = 0             #: Ozaki-II: the moduli count; 0 otherwise
+    #: the operands matmul copies first ("a", "b": views without a BLAS layout) and "out" when it
+    #: is written through a temporary; the call above is the copies'
+    copies: Tuple[str, ...] = ()
 
 
 def _lib() -> Any:
@@ -195,45 +209,85 @@ def _resolve_device(lib: Any, d: _arrays.ArrayDesc, fallback: Optional[int]) -> 
 
 
 class _Prepared:
-    """The arrays and options of one matmul/plan call, validated: every argument check runs
-    before the first CUDA call (device lookups, allocation, stream ordering)."""
+    """The arrays and options of one matmul/plan call, validated, and the ozgemmDgemm calls that
+    compute it (one per matrix of the broadcast batch: ozgemm._batch). Every argument check runs
+    before the first CUDA call (device lookups, copies, allocation, stream ordering)."""
 
-    def __init__(self, a: Any, b: Any, out: Any, options: _Options, stream: Any, beta: float, allocate: bool):
+    def __init__(self, a: Any, b: Any, out: Any, options: _Options, stream: Any, beta: float, allocate: bool,
+                 what: str = "ozgemm.matmul"):
         lib = _lib()
         self.options = options
         dev = _arrays.peek_device(a)
         if dev is None:
             dev = _arrays.peek_device(b)
         self.stream = _arrays.stream_handle(stream) if stream is not None else _arrays.current_stream(a, dev)
-        A = _arrays.describe(a, "a", stream=self.stream, dlpack_reader=lib.dlpack_info)
-        B = _arrays.describe(b, "b", stream=self.stream, dlpack_reader=lib.dlpack_info)
-        (m, k), (k2, n) = A.shape, B.shape
-        if k != k2:
-            raise ValueError(f"shape mismatch: a is {A.shape}, b is {B.shape} (a's columns must equal b's rows)")
+
+        def read(x: Any, name: str) -> _arrays.ArrayDesc:
+            return _arrays.describe(x, name, stream=self.stream, dlpack_reader=lib.dlpack_info)
+
+        A, B = read(a, "a"), read(b, "b")
+        self.shape = shape = _batch.matmul_shape(A.shape, B.shape)
+        if not allocate and (len(A.shape), len(B.shape)) != (2, 2):
+            raise ValueError(f"{what} takes 2-D matrices, got a of shape {A.shape} and b of shape {B.shape} "
+                             "(for a stack, plan one matrix of it: each is a separate call)")
+        C: Optional[_arrays.ArrayDesc] = None
         if out is None:
             if beta != 0.0:
                 raise ValueError("beta != 0 needs out= (the matrix that beta scales)")
-            C = _arrays.ArrayDesc("out", "new", 0, (m, n), (n, 1), None)  # the C-order result matmul allocates
         else:
-            C = _arrays.describe(out, "out", stream=self.stream, dlpack_reader=lib.dlpack_info)
+            C = read(out, "out")
             if C.readonly:
-                what = "JAX arrays are immutable" if C.framework == "jax" else "the array is read-only"
-                raise ValueError(f"out: cannot write the result into it ({what})")
+                why = "JAX arrays are immutable" if C.framework == "jax" else "the array is read-only"
+                raise ValueError(f"out: cannot write the result into it ({why})")
+            if C.shape != shape.result:
+                raise ValueError(f"out: expected shape {shape.result} (the result of a {A.shape} @ b {B.shape}), "
+                                 f"got {C.shape}")
             _arrays.check_no_overlap(C, A, B)
-        self.call = _arrays.gemm_call(A, B, C)  # raises for strides the C API cannot express
-        # CUDA from here on: devices, the result array, stream ordering.
+            if _batch.repeats_elements(C):
+                raise ValueError(f"out: strides {C.strides} (elements) for shape {C.shape} write several results "
+                                 "into one element (a broadcast view, stride 0); pass an array without repeats")
+        # What is copied (ozgemm._batch): inputs whose matrices have no BLAS layout, an out that
+        # cannot be written in place (computed into a temporary, then copied into out).
+        copy_a = _batch.needs_copy(_batch.stacked(A, "a", shape))
+        copy_b = _batch.needs_copy(_batch.stacked(B, "b", shape))
+        via_temp = C is not None and not _batch.writable_in_place(_batch.stacked(C, "out", shape))
+        for flag, x, d in ((copy_a, a, A), (copy_b, b, B), (via_temp, out, C)):
+            if flag and not _frameworks.can_copy(x):
+                raise _arrays.layout_error(_batch.matrix(_batch.stacked(d, d.name, shape)),
+                                           f"ozgemm copies only {', '.join(_frameworks.COPYABLE)} arrays")
+        #: the operands copied to contiguous arrays ("a", "b"), and "out" when written through a temporary
+        self.copies = tuple(n for n, f in (("a", copy_a), ("b", copy_b), ("out", via_temp)) if f)
+        # CUDA from here on: devices, copies, the result array, stream ordering.
         da = _resolve_device(lib, A, dev)
         db = _resolve_device(lib, B, da)
         if da != db:
             raise ValueError(f"a is on device {da}, b on device {db}; both must be on the same GPU")
         self.device = da
-        self.result: Any = out
-        if out is None and allocate:
-            self.result = self._new_result(a, (m, n))
-            C = _arrays.describe(self.result, "out", stream=self.stream, dlpack_reader=lib.dlpack_info)
-            self.call = _arrays.gemm_call(A, B, C)
-        elif out is not None and _resolve_device(lib, C, da) != da:
+        if C is not None and _resolve_device(lib, C, da) != da:
             raise ValueError(f"out is on another device than a and b (device {da})")
+        # The copies live as long as this object: until the calls that read them are queued (the
+        # frameworks' allocators reuse a freed block for later work of the same stream only).
+        self.copied_inputs: List[Any] = []
+        if copy_a:
+            self.copied_inputs.append(_frameworks.contiguous_copy(a, da, self.stream))
+            A = read(self.copied_inputs[-1], "a")
+        if copy_b:
+            self.copied_inputs.append(_frameworks.contiguous_copy(b, da, self.stream))
+            B = read(self.copied_inputs[-1], "b")
+        self.result: Any = out
+        self.temp: Any = None  # the temporary result copied into out (via_temp)
+        if C is None or via_temp:
+            if allocate:
+                if via_temp:  # beta != 0 reads out: the temporary starts as its copy
+                    self.temp = (_frameworks.contiguous_copy(out, da, self.stream) if beta != 0.0
+                                 else _frameworks.empty(out, shape.result, da, _device_buffer, self.stream))
+                else:
+                    self.result = _frameworks.empty(a, shape.result, da, _device_buffer)
+                C = read(self.temp if via_temp else self.result, "out")
+            else:  # plan(): the C-order array matmul would allocate
+                C = _arrays.ArrayDesc("out", "new", 0, shape.result, _arrays.c_strides(shape.result), None)
+        self.calls = _batch.gemm_calls(_batch.stacked(A, "a", shape), _batch.stacked(B, "b", shape),
+                                       _batch.stacked(C, "out", shape), shape)
         # __cuda_array_interface__ v3: order after the producers' streams.
         for d in (A, B, C):
             if d.stream is not None and not _same_stream(d.stream, self.stream):
@@ -241,22 +295,19 @@ class _Prepared:
                 if err:
                     raise RuntimeError(f"{d.name}: cudaStreamWaitEvent failed: {lib.cuda_error_string(err)}")
 
-    def _new_result(self, a: Any, shape: Tuple[int, int]) -> Any:
-        fw = _arrays.framework_of(a)
-        if fw == "torch":
-            import torch
+    def finish(self) -> None:
+        """After the calls: copy the temporary result into out (on the call's stream)."""
+        if self.temp is not None:
+            _frameworks.copy_into(self.result, self.temp, self.device, self.stream)
 
-            return torch.empty(shape, dtype=torch.float64, device=torch.device("cuda", self.device))
-        if fw == "cupy":
-            import cupy
 
-            with cupy.cuda.Device(self.device):
-                return cupy.empty(shape, dtype=cupy.float64)
-        # JAX and other producers: a buffer of ours, exported through DLPack (see matmul).
-        ok, why, _ = _lib().gpu_status(self.device)
-        if not ok:
-            raise OzgemmError(3, "ozgemm.matmul", why)  # OZGEMM_STATUS_ARCH_MISMATCH
-        return _lib().device_empty(shape[0], shape[1], self.device)
+def _device_buffer(shape: Tuple[int, ...], device: int) -> Any:
+    """A new C-order float64 buffer of ozgemm's, exported through DLPack: the result for JAX and
+    other producers than CuPy and PyTorch (see matmul)."""
+    ok, why, _ = _lib().gpu_status(device)
+    if not ok:
+        raise OzgemmError(3, "ozgemm.matmul", why)  # OZGEMM_STATUS_ARCH_MISMATCH
+    return _lib().device_empty(list(shape), device)
 
 
 def _same_stream(s1: int, s2: int) -> bool:
@@ -270,11 +321,22 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
     """``alpha * a @ b + beta * out`` in FP64 on the GPU, emulated on INT8 tensor cores.
 
     Args:
-        a, b: CUDA float64 matrices (m x k and k x n) of CuPy, PyTorch, JAX or any producer of
-            DLPack / ``__cuda_array_interface__``. Any strides with one unit stride work
-            (C- or F-order, transposed views ``a.T``, sub-blocks): no copy is made. Host arrays
-            (numpy, CPU tensors) raise TypeError.
-        out: m x n CUDA float64 matrix to write (one unit stride; must not overlap a or b).
+        a, b: CUDA float64 arrays of CuPy, PyTorch, JAX or any producer of DLPack /
+            ``__cuda_array_interface__``, with ``numpy.matmul``'s shapes: matrices (m x k and
+            k x n); stacks of matrices (N-D: the last two dimensions; the batch dimensions
+            broadcast, numpy's rules), computed as one library call per matrix; 1-D vectors (a of
+            shape (k,) is taken as 1 x k, b as k x 1, and that dimension is removed from the
+            result). Matrices with one unit stride and a leading dimension at least the other
+            extent (C- or F-order, transposed views ``a.T``, sub-blocks) are passed as they are;
+            any batch strides are (broadcast batches cost no copy). Other views (``a[::2, ::3]``,
+            broadcast rows or columns with stride 0, negative strides) are copied to a C-order
+            array first by their own framework (CuPy, PyTorch, JAX) on the call's stream, as
+            ``cupy.matmul`` and ``torch.matmul`` do; such views of other producers raise
+            ValueError. Host arrays (numpy, CPU tensors) raise TypeError.
+        out: CUDA float64 array of the result's shape (must not overlap a or b). Written in place
+            when its matrices have such a layout and do not overlap each other; otherwise (CuPy,
+            PyTorch) the result is computed into a temporary and copied into ``out``, as
+            ``torch.matmul(..., out=)`` does. A broadcast ``out`` (stride 0) raises ValueError.
             None: a new C-contiguous array of a's framework (for JAX and other producers a
             DLPack-capable ozgemm buffer, handed to JAX with ``jax.dlpack.from_dlpack``).
         alpha, beta: scalars; ``beta != 0`` needs ``out`` (C is read only when beta != 0).
@@ -294,10 +356,16 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
             the moduli count, ``moduli`` MIN_MODULI..MAX_MODULI selects FIXED mode at that count,
             ``accuracy="fixed"`` without it: DEFAULT_MODULI).
 
+    Autograd: a PyTorch tensor that requires grad (with grad mode on) gives a result with a
+    ``grad_fn``: the backward runs ``alpha * g @ b^T`` and ``alpha * a^T @ g`` through ozgemm.matmul
+    with the same options, summed over broadcast batch dimensions. ``out=`` (and so ``beta``) is
+    refused there with ValueError, as PyTorch refuses ``out=`` with autograd.
+
     Returns:
         ``out`` if given, else the new result array. The call is asynchronous on the stream, as
         the framework's own matmul is (FP64 mode reads A and B to decide, which synchronises the
-        stream once). JAX results are made ready before they are returned.
+        stream once per matrix). JAX results are made ready before they are returned.
+        :func:`last_call_info` tells what the last matrix's call ran.
 
     Raises:
         TypeError, ValueError: bad arguments (nothing ran).
@@ -306,14 +374,27 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
     alpha = _scalar("alpha", alpha)
     beta = _scalar("beta", beta)
     options = _Options(accuracy, slices, variant, scheme, moduli)
+    if any(_arrays.requires_grad(x) for x in (a, b, out)):
+        from . import _torch_autograd  # torch is loaded: one of the arrays is a tensor
+
+        if _torch_autograd.grad_enabled():
+            if out is not None:
+                raise ValueError("out=: ozgemm.matmul with out= does not support autograd (as torch.matmul with "
+                                 "out=), and a tensor requires grad; drop out= (and beta) or call it under "
+                                 "torch.no_grad()")
+            return _torch_autograd.matmul(a, b, alpha, dict(accuracy=accuracy, slices=slices, variant=variant,
+                                                            stream=stream, scheme=scheme, moduli=moduli))
     p = _Prepared(a, b, out, options, stream, beta, allocate=True)
-    c = p.call
-    st = _lib().dgemm(p.device, p.stream, c.transa, c.transb, c.m, c.n, c.k, alpha, c.A, c.lda, c.B, c.ldb, beta,
-                      c.C, c.ldc, *options.args())
-    if st != 0:
-        raise OzgemmError(st, "ozgemmDgemm", f"{c}, device {p.device}")
-    _last_device.value = p.device
-    if out is None and _arrays.framework_of(a) in ("jax", "jaxlib"):
+    lib = _lib()
+    for c in p.calls:
+        st = lib.dgemm(p.device, p.stream, c.transa, c.transb, c.m, c.n, c.k, alpha, c.A, c.lda, c.B, c.ldb, beta,
+                       c.C, c.ldc, *options.args())
+        if st != 0:
+            raise OzgemmError(st, "ozgemmDgemm", f"{c}, device {p.device}")
+    if p.calls:
+        _last_device.value = p.device
+    p.finish()
+    if out is None and _frameworks.kind(a) == "jax":
         return _to_jax(p.result, p.device, p.stream)
     return p.result
 
@@ -330,17 +411,20 @@ def _to_jax(buf: Any, device: int, stream: int) -> Any:
 
 def plan(a: Any, b: Any, *, out: Any = None, accuracy: str = "fp64", slices: Optional[int] = None,
          variant: str = "auto", stream: Any = None, scheme: str = "auto", moduli: Optional[int] = None) -> Plan:
-    """What ``matmul(a, b, out=out, ...)`` with these options would run (nothing runs).
+    """What ``matmul(a, b, out=out, ...)`` with these options would run (no GEMM runs).
 
+    Matrices only: a and b must be 2-D (ValueError for stacks and vectors, whose matmul is one
+    call per matrix: plan one matrix of the stack). Views that matmul copies are copied here too
+    (FP64 mode reads the data); ``Plan.copies`` names them.
     The answer is exact in both accuracy modes (ozgemmPlanCall: FP64 mode reads a and b,
     synchronously, to choose the slice count); FIXED mode also gives the workspace the call needs
     (ozgemmGetWorkspaceSize).
     Raises like :func:`matmul`.
     """
     options = _Options(accuracy, slices, variant, scheme, moduli)
-    p = _Prepared(a, b, out, options, stream, 0.0, allocate=False)
+    p = _Prepared(a, b, out, options, stream, 0.0, allocate=False, what="ozgemm.plan")
     lib = _lib()
-    c = p.call
+    (c,) = p.calls
     acc = options.accuracy_name
     ws: Optional[int] = None
     if acc == "fixed":  # the workspace is known from the shape in FIXED mode
@@ -352,12 +436,17 @@ def plan(a: Any, b: Any, *, out: Any = None, accuracy: str = "fp64", slices: Opt
         raise OzgemmError(st, "ozgemmPlanCall", str(c))
     ci = _call_info(info_t)
     return Plan(str(c), acc, ci.variant, ci.slices, ci.bound, ci.target, ci.fell_back, ci.reason, ws,
-                "ozgemmPlanCall", ci.scheme, ci.moduli)
+                "ozgemmPlanCall", ci.scheme, ci.moduli, p.copies)
 
 
 def _call_info(t: Tuple[int, int, float, float, int, str, int, int]) -> CallInfo:
+    """CallInfo of the extension's ozgemmCallInfo_t tuple; where native DGEMM ran, scheme "native"
+    and no counts (the C struct's scheme and counts describe an emulation only)."""
     v, s, bound, target, fell_back, reason, scheme, moduli = t
-    return CallInfo(_VARIANT_NAMES.get(v, str(v)), int(s), float(bound), float(target), bool(fell_back), reason,
+    variant = _VARIANT_NAMES.get(v, str(v))
+    if variant == "native":
+        return CallInfo(variant, 0, float(bound), float(target), bool(fell_back), reason, "native", 0)
+    return CallInfo(variant, int(s), float(bound), float(target), bool(fell_back), reason,
                     _SCHEME_NAMES.get(scheme, str(scheme)), int(moduli))
 
 

@@ -15,8 +15,13 @@ Mapping. A column-major matrix with leading dimension ``ld`` has element (i, j) 
   when s1 == 1 and s0 >= c: C-order arrays, their sub-blocks, ``x.T`` of an F-order array.
 
 The stride of a dimension of size 1 is meaningless (PyTorch reports arbitrary values) and is
-ignored, and so are the strides of an empty array. Anything else (no unit stride, zero/broadcast or negative strides, overlapping rows) cannot
-be expressed without a copy and is refused. With C row-major the call computes C^T = B^T A^T.
+ignored, and so are the strides of an empty array. Anything else (no unit stride, zero/broadcast or
+negative strides, overlapping rows) cannot be expressed without a copy: :mod:`ozgemm._batch` decides
+where one is made (ozgemm.matmul makes it in the array's framework). With C row-major the call
+computes C^T = B^T A^T.
+
+Arrays of any dimension are described here (stacks of matrices, 1-D vectors, a 0-D ``out``);
+:mod:`ozgemm._batch` maps them onto one call per matrix.
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ _HOST_HINT = ("copy it to the GPU first: cupy.asarray(x), torch.as_tensor(x, dev
 
 @dataclasses.dataclass(frozen=True)
 class ArrayDesc:
-    """One 2-D float64 CUDA array as ozgemm sees it."""
+    """One float64 CUDA array (any dimension) as ozgemm sees it."""
 
     name: str                     # argument name, for messages ("a", "b", "out")
     framework: str                # "torch", "cupy", "jax", "dlpack" (other producers), "cai"
@@ -49,11 +54,12 @@ class ArrayDesc:
     stream: Optional[int] = None  # CAI v3: the producer's stream to order after (None: none needed)
 
     def extent(self) -> Tuple[int, int]:
-        """[first, last) byte addresses the array spans (for overlap checks)."""
+        """[first, last) byte addresses the array spans (for overlap checks; any strides)."""
         if any(d == 0 for d in self.shape):
             return self.ptr, self.ptr
-        last = sum((d - 1) * s for d, s in zip(self.shape, self.strides) if d > 1)
-        return self.ptr, self.ptr + (last + 1) * ITEMSIZE
+        low = sum((d - 1) * s for d, s in zip(self.shape, self.strides) if s < 0)
+        high = sum((d - 1) * s for d, s in zip(self.shape, self.strides) if s > 0)
+        return self.ptr + low * ITEMSIZE, self.ptr + (high + 1) * ITEMSIZE
 
 
 def framework_of(x: Any) -> str:
@@ -70,14 +76,23 @@ def _host_error(name: str, x: Any, what: str = "") -> TypeError:
                      f"({what or _type_name(x)}). {_HOST_HINT[0].upper()}{_HOST_HINT[1:]}.")
 
 
-def _check_2d(name: str, shape: Tuple[int, ...]) -> None:
-    if len(shape) != 2:
-        raise ValueError(f"{name}: expected a 2-D array (matrix), got shape {tuple(shape)}")
+def requires_grad(x: Any) -> bool:
+    """x is a PyTorch tensor that requires grad (torch is not imported for other arrays)."""
+    return framework_of(x) == "torch" and bool(getattr(x, "requires_grad", False))
+
+
+def c_strides(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    """Element strides of a C-order (row-major, contiguous) array of `shape`."""
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(strides))
 
 
 def describe(x: Any, name: str, *, stream: int = 0,
              dlpack_reader: Optional[Callable[[Any], tuple]] = None) -> ArrayDesc:
-    """Describe `x` (a CUDA float64 matrix) without copying it.
+    """Describe `x` (a CUDA float64 array of any dimension) without copying it.
 
     Fast paths read PyTorch tensors and CuPy arrays directly; other producers go through DLPack
     (``x.__dlpack__(stream=...)``: the producer makes the data ready on `stream`, the consumer
@@ -111,10 +126,6 @@ def _describe_torch(x: Any, name: str) -> ArrayDesc:
     if x.dtype != torch.float64:
         raise TypeError(f"{name}: expected float64, got {x.dtype} (ozgemm is an FP64 GEMM; "
                         f"use x.double() to convert explicitly)")
-    if x.requires_grad:
-        raise TypeError(f"{name}: the tensor requires grad; ozgemm.matmul does not support autograd "
-                        "(pass x.detach())")
-    _check_2d(name, tuple(x.shape))
     device = x.device.index if x.device.index is not None else torch.cuda.current_device()
     return ArrayDesc(name, "torch", int(x.data_ptr()), tuple(int(d) for d in x.shape),
                      tuple(int(s) for s in x.stride()), int(device))
@@ -123,7 +134,6 @@ def _describe_torch(x: Any, name: str) -> ArrayDesc:
 def _describe_cupy(x: Any, name: str) -> ArrayDesc:
     if str(x.dtype) != "float64":
         raise TypeError(f"{name}: expected float64, got {x.dtype} (use x.astype(cupy.float64) to convert explicitly)")
-    _check_2d(name, tuple(x.shape))
     strides = _byte_strides_to_elements(name, tuple(x.strides))
     readonly = False
     flags = getattr(x, "flags", None)
@@ -162,7 +172,6 @@ def _describe_dlpack(x: Any, name: str, fw: str, stream: int,
             hint = " (JAX makes float32 arrays unless jax.config.update('jax_enable_x64', True))"
         raise TypeError(f"{name}: expected float64, got DLPack dtype code {code}, {bits} bits x {lanes}{hint}")
     shape = tuple(int(d) for d in shape)
-    _check_2d(name, shape)
     kind = "jax" if fw in ("jax", "jaxlib") else "dlpack"
     return ArrayDesc(name, kind, int(ptr), shape, tuple(int(s) for s in strides), int(dev),
                      readonly=kind == "jax")
@@ -176,12 +185,11 @@ def describe_cai(cai: dict, name: str) -> ArrayDesc:
     if cai.get("mask") is not None:
         raise TypeError(f"{name}: masked arrays are not supported")
     shape = tuple(int(d) for d in cai["shape"])
-    _check_2d(name, shape)
     ptr, readonly = cai["data"]
     strides = cai.get("strides")
     elem: Tuple[int, ...]
     if strides is None:  # C-contiguous
-        elem = (shape[1], 1)
+        elem = c_strides(shape)
     else:
         elem = _byte_strides_to_elements(name, tuple(strides))
     stream = cai.get("stream")
@@ -190,8 +198,8 @@ def describe_cai(cai: dict, name: str) -> ArrayDesc:
 
 
 def blas_layout(d: ArrayDesc) -> Optional[Tuple[str, int]]:
-    """(op, ld) of the column-major buffer at d.ptr that holds d (op "N") or d^T (op "T");
-    None when the strides cannot be expressed so."""
+    """(op, ld) of the column-major buffer at d.ptr that holds the matrix d (op "N") or d^T
+    (op "T"); None when the strides cannot be expressed so."""
     (r, c), (s0, s1) = d.shape, d.strides
     if r == 0 or c == 0:  # empty: nothing is read or written, any valid ld will do
         return "N", max(r, 1)
@@ -226,12 +234,19 @@ class GemmCall:
                 f"lda={self.lda}, ldb={self.ldb}, ldc={self.ldc})")
 
 
-def _layout_or_raise(d: ArrayDesc, what: str) -> Tuple[str, int]:
+_LAYOUT_NEED = "one unit stride and a leading dimension at least the other extent"
+
+
+def layout_error(d: ArrayDesc, why: str) -> ValueError:
+    """The error for a matrix whose strides the C API cannot take and that ozgemm does not copy."""
+    return ValueError(f"{d.name}: strides {d.strides} (elements) for shape {d.shape} cannot be passed to the "
+                      f"BLAS-style C API without a copy (it needs {_LAYOUT_NEED}): {why} (pass a contiguous copy)")
+
+
+def _layout_or_raise(d: ArrayDesc) -> Tuple[str, int]:
     lay = blas_layout(d)
     if lay is None:
-        raise ValueError(
-            f"{d.name}: strides {d.strides} (elements) for shape {d.shape} cannot be passed to the BLAS-style "
-            f"C API without a copy: {what} (pass a contiguous copy, e.g. x.copy() / x.contiguous())")
+        raise layout_error(d, "not copied")
     if lay[1] > INT_MAX:
         raise ValueError(f"{d.name}: leading dimension {lay[1]} exceeds the C API's int range")
     return lay
@@ -247,10 +262,9 @@ def gemm_call(a: ArrayDesc, b: ArrayDesc, out: ArrayDesc) -> GemmCall:
     for v, what in ((m, "m"), (n, "n"), (k, "k")):
         if v > INT_MAX:
             raise ValueError(f"{what} = {v} exceeds the C API's int range")
-    need = "one unit stride and a leading dimension at least the other extent"
-    opa, lda = _layout_or_raise(a, f"it needs {need}")
-    opb, ldb = _layout_or_raise(b, f"it needs {need}")
-    opc, ldc = _layout_or_raise(out, f"the result is written in place and needs {need}")
+    opa, lda = _layout_or_raise(a)
+    opb, ldb = _layout_or_raise(b)
+    opc, ldc = _layout_or_raise(out)
     if opc == "N":  # out column-major: C = op(A) op(B)
         return GemmCall(opa, opb, m, n, k, a.ptr, lda, b.ptr, ldb, out.ptr, ldc)
     # out row-major: the buffer holds C^T = B^T A^T (n x m, column-major, ld = ldc)
@@ -308,7 +322,7 @@ def current_stream(x: Any, device: Optional[int]) -> int:
     """The caller's current stream for x's framework on `device` (0, the legacy default stream,
     for producers without a notion of one, e.g. JAX and __cuda_array_interface__ objects)."""
     fw = framework_of(x)
-    if fw == "torch":
+    if fw == "torch" and getattr(x, "is_cuda", False):  # a CPU tensor is refused by describe()
         import torch
 
         return int(torch.cuda.current_stream(device).cuda_stream)

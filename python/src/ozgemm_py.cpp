@@ -301,28 +301,35 @@ NB_MODULE(_ozgemm, m) {
 
   m.def("release_handles", []() { t_handles.release(); });
 
-  // A C-contiguous rows x cols float64 device array owned by the returned object (cudaFree when
-  // the last reference goes), exported through DLPack: results for producers other than CuPy and
-  // PyTorch (JAX, ...). Raises MemoryError/RuntimeError.
-  m.def("device_empty", [](int64_t rows, int64_t cols, int device) {
-    if (rows < 0 || cols < 0) throw nb::value_error("negative shape");
-    DeviceGuard g(device);
-    if (g.status() != OZGEMM_STATUS_SUCCESS) throw std::runtime_error(ozgemmGetStatusString(g.status()));
-    void* p = nullptr;
-    const size_t bytes = size_t(rows > 0 && cols > 0 ? rows * cols : 1) * sizeof(double);
-    const cudaError_t e = cudaMalloc(&p, bytes);
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      throw std::runtime_error(std::string("cudaMalloc: ") + cudaGetErrorString(e));
-    }
-    nb::capsule owner(p, [](void* q) noexcept { cudaFree(q); });
-    const size_t shape[2] = {size_t(rows), size_t(cols)};
-    // nb::array_api: an object with __dlpack__ / __dlpack_device__ (what jax.dlpack.from_dlpack and
-    // the other consumers take); without a framework nanobind would return a bare capsule.
-    return nb::ndarray<nb::array_api, double, nb::ndim<2>, nb::c_contig, nb::device::cuda>(p, 2, shape, owner, nullptr,
-                                                                              nb::dtype<double>(),
-                                                                              nb::device::cuda::value, device);
-  });
+  // A C-contiguous float64 device array of `shape` (any dimension, 0-D included) owned by the
+  // returned object (cudaFree when the last reference goes), exported through DLPack: results for
+  // producers other than CuPy and PyTorch (JAX, ...). Raises ValueError/RuntimeError.
+  m.def(
+      "device_empty",
+      [](const std::vector<int64_t>& shape, int device) {
+        size_t count = 1;
+        std::vector<size_t> dims;
+        for (int64_t d : shape) {
+          if (d < 0) throw nb::value_error("negative shape");
+          count *= size_t(d);
+          dims.push_back(size_t(d));
+        }
+        DeviceGuard g(device);
+        if (g.status() != OZGEMM_STATUS_SUCCESS) throw std::runtime_error(ozgemmGetStatusString(g.status()));
+        void* p = nullptr;
+        const size_t bytes = (count > 0 ? count : 1) * sizeof(double);
+        const cudaError_t e = cudaMalloc(&p, bytes);
+        if (e != cudaSuccess) {
+          cudaGetLastError();
+          throw std::runtime_error(std::string("cudaMalloc: ") + cudaGetErrorString(e));
+        }
+        nb::capsule owner(p, [](void* q) noexcept { cudaFree(q); });
+        // nb::array_api: an object with __dlpack__ / __dlpack_device__ (what jax.dlpack.from_dlpack
+        // and the other consumers take); without a framework nanobind would return a bare capsule.
+        return nb::ndarray<nb::array_api, double, nb::c_contig, nb::device::cuda>(
+            p, dims.size(), dims.data(), owner, nullptr, nb::dtype<double>(), nb::device::cuda::value, device);
+      },
+      "shape"_a, "device"_a);
 
   // Parse any DLPack capsule (versioned or not) without constraints or conversion:
   // (ptr incl. byte_offset, shape, strides in elements, (dtype code, bits, lanes), (device type, id), read-only).

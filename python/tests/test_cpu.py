@@ -63,6 +63,15 @@ def test_numpy_rejected_with_a_clear_message():
         ozgemm.plan(a, a)
 
 
+def test_torch_cpu_tensors_rejected():
+    torch = pytest.importorskip("torch")
+    a = torch.ones(3, 4, dtype=torch.float64)
+    with pytest.raises(TypeError, match="a: ozgemm.matmul needs a CUDA device array.*PyTorch tensor on cpu"):
+        ozgemm.matmul(a, a.T)
+    with pytest.raises(TypeError, match="host array"):  # requires grad: the autograd forward refuses it alike
+        ozgemm.matmul(a.requires_grad_(), a.T)
+
+
 def test_dlpack_host_devices_rejected():
     class HostDLPack:
         def __init__(self, dev_type):
@@ -115,8 +124,18 @@ def test_option_errors(kwargs, exc, pattern):
 
 @pytest.mark.parametrize("a,b,out,exc,pattern", [
     (FakeCudaArray((3, 4)), FakeCudaArray((5, 6)), None, ValueError, "shape mismatch"),
-    (FakeCudaArray((3,)), FakeCudaArray((3, 2)), None, ValueError, "expected a 2-D array"),
-    (FakeCudaArray((3, 4, 1)), FakeCudaArray((4, 2)), None, ValueError, "expected a 2-D array"),
+    (FakeCudaArray(()), FakeCudaArray((3, 2)), None, ValueError, "a: a 0-D array"),
+    (FakeCudaArray((3, 4, 1)), FakeCudaArray((4, 2)), None, ValueError, "shape mismatch"),
+    (FakeCudaArray((3,)), FakeCudaArray((4,)), None, ValueError, "shape mismatch"),
+    (FakeCudaArray((2, 3, 4)), FakeCudaArray((3, 4, 2)), None, ValueError, r"batch dimensions \(2,\) of a and \(3,\)"),
+    (FakeCudaArray((2, 3, 4)), FakeCudaArray((4, 2)), FakeCudaArray((3, 2), ptr=0x90000), ValueError,
+     r"out: expected shape \(2, 3, 2\)"),
+    (FakeCudaArray((3,)), FakeCudaArray((3,)), FakeCudaArray((1,), ptr=0x90000), ValueError,
+     r"out: expected shape \(\)"),
+    (FakeCudaArray((2, 3, 4)), FakeCudaArray((4, 2)), FakeCudaArray((2, 3, 2), strides=(0, 16, 8), ptr=0x90000),
+     ValueError, "write several results into one element"),
+    (FakeCudaArray((3, 4), strides=(8, 0)), FakeCudaArray((4, 2)), None, ValueError,
+     "cannot be passed.*ozgemm copies only torch, cupy, jax arrays"),
     (FakeCudaArray((3, 4), typestr="<f4"), FakeCudaArray((4, 2)), None, TypeError, "expected float64"),
     (FakeCudaArray((3, 4), strides=(12, 4)), FakeCudaArray((4, 2)), None, ValueError, "not multiples of"),
     (FakeCudaArray((3, 4), strides=(-32, 8)), FakeCudaArray((4, 2)), None, ValueError, "cannot be passed"),
@@ -338,12 +357,24 @@ def test_matmul_without_gpu_raises_ozgemm_error():
     assert "no GPU" in e.status_string
     with pytest.raises(ozgemm.OzgemmError, match="ARCH_MISMATCH.*no NVIDIA driver/GPU found"):
         ozgemm.matmul(a, b)  # the result buffer cannot be allocated either
+    with pytest.raises(ozgemm.OzgemmError, match="ARCH_MISMATCH") as ei:  # a stack and a vector: the first call
+        ozgemm.matmul(FakeCudaArray((4, 2, 3)), FakeCudaArray((3,), ptr=0x20000),
+                      out=FakeCudaArray((4, 2), ptr=0x30000))
+    # (2 x 3, row-major) @ (3 x 1): the 2 x 1 result is a column-major matrix with ldc 2
+    assert "[ozgemmDgemm(T, N, m=2, n=1, k=3, lda=3, ldb=3, ldc=2), device 0]" in str(ei.value)
     with pytest.raises(ozgemm.OzgemmError, match="ARCH_MISMATCH"):
         ozgemm.plan(FakeCudaArray((2, 3)), FakeCudaArray((3, 2), ptr=0x20000), slices=7)
     with pytest.raises(ozgemm.OzgemmError, match="NOT_INITIALIZED"):
         ozgemm.last_call_info()
     with pytest.raises(RuntimeError):
-        ozgemm._ozgemm.device_empty(2, 2, 0)
+        ozgemm._ozgemm.device_empty([2, 2], 0)
+
+
+def test_plan_takes_matrices_only():
+    with pytest.raises(ValueError, match=r"ozgemm.plan takes 2-D matrices, got a of shape \(2, 3, 4\)"):
+        ozgemm.plan(FakeCudaArray((2, 3, 4)), FakeCudaArray((4, 5), ptr=0x90000))
+    with pytest.raises(ValueError, match="ozgemm.plan takes 2-D matrices"):
+        ozgemm.plan(FakeCudaArray((4,)), FakeCudaArray((4, 5), ptr=0x90000))
 
 
 def test_ozgemm_error_attributes():

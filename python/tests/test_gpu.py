@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import ozgemm
-from ozgemm import reference
+from ozgemm import _batch, reference
 from conftest import FRAMEWORKS, HAS_GPU, INFO, FakeCudaArray, framework, gpu
 
 pytestmark = gpu
@@ -61,6 +61,49 @@ def device_layouts(fw, x):
     Bg = dev(big)
     return {"C": X, "F": X.t().contiguous().t(), "T_view": dev(np.ascontiguousarray(x.T)).t(),
             "block_C": Bg[2:2 + r, 3:3 + c], "block_F": Bg.t().contiguous().t()[2:2 + r, 3:3 + c]}
+
+
+def swap_last(fw, x):
+    """The transposed view of x's matrices (last two dimensions), no copy."""
+    return x.transpose(-1, -2) if fw == "torch" else x.swapaxes(-1, -2)
+
+
+def broadcast_to(fw, x, shape):
+    """A broadcast view of x (stride 0 where it repeats), no copy: torch's expand, cupy.broadcast_to."""
+    if fw == "torch":
+        return x.expand(*shape)
+    import cupy
+
+    return cupy.broadcast_to(x, shape)
+
+
+def reference_stack(a, b, slices=SLICES, out=None, alpha=1.0, beta=0.0):
+    """numpy.matmul's semantics (stacks, broadcast batch, 1-D operands) over the host reference's
+    2-D Ozaki-I product: the bits ozgemm.matmul gives in FIXED mode, matrix by matrix."""
+    s = _batch.matmul_shape(a.shape, b.shape)
+    a2 = a[None, :] if s.a_vector else a
+    b2 = b[:, None] if s.b_vector else b
+    A = np.broadcast_to(a2, s.batch + a2.shape[-2:])
+    B = np.broadcast_to(b2, s.batch + b2.shape[-2:])
+    c0 = np.zeros(s.result) if out is None else out
+    C0 = c0.reshape(s.batch + (s.m, s.n))
+    result = np.empty(s.batch + (s.m, s.n))
+    for idx in np.ndindex(*s.batch):
+        result[idx] = reference.ozaki_matmul(np.ascontiguousarray(A[idx]), np.ascontiguousarray(B[idx]),
+                                             slices=slices, out=C0[idx].copy(), alpha=alpha, beta=beta)
+    return result.reshape(s.result)
+
+
+def assert_within_contract(c, expect, a, b):
+    """|c - expect| <= (min(4, k) + k) u |a||b| (+ the smallest normal), entrywise, on the host:
+    ozgemm's contract plus the native DGEMM error bound (k u |A||B|) of the framework's own result
+    `expect`. |a||b| is computed in float64 from the absolute values."""
+    k = a.shape[-1]
+    absprod = np.matmul(np.abs(a), np.abs(b))
+    assert c.shape == expect.shape, (c.shape, expect.shape)
+    err = np.abs(c - expect)
+    bound = (min(4, k) + k) * U * absprod + np.finfo(np.float64).tiny
+    assert np.all(err <= bound), float(np.max(err / np.maximum(absprod, np.finfo(np.float64).tiny)))
 
 
 # --- FIXED mode: the host reference's bits ----------------------------------------------------------
@@ -171,8 +214,9 @@ def test_fp64_mode_meets_its_bound(fw, phi, variant):
     k = a.shape[1]
     c = ozgemm.matmul(dev(a), dev(b), variant=variant)
     info = ozgemm.last_call_info()
-    emulated = info.slices > 0 if info.scheme == "ozaki1" else info.moduli > 0
-    assert info.variant in ozgemm.VARIANTS and (emulated or info.variant == "native"), info
+    counts = {"native": (info.slices, info.moduli) == (0, 0), "ozaki1": info.slices > 0 and info.moduli == 0,
+              "ozaki2": info.moduli > 0 and info.slices == 0}
+    assert counts[info.scheme] and (info.scheme == "native") == (info.variant == "native"), info
     assert info.reason, info
     e = reference.errors(host(c), a, b)
     assert e["nonfinite_mismatch"] == 0
@@ -262,15 +306,22 @@ def test_cuda_array_interface_producer():
     np.testing.assert_array_equal(cp.asnumpy(cp.from_dlpack(c)), reference.ozaki_matmul(a, b, slices=SLICES))
 
 
-def test_jax_arrays():
+@pytest.fixture(scope="module")
+def jax_gpu():
+    """(jax, jax.numpy, the first GPU device) with float64 enabled; skips without JAX or its GPU backend."""
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     try:
-        gpu_dev = jax.devices("gpu")[0]
+        dev = jax.devices("gpu")[0]
     except RuntimeError:
         pytest.skip("JAX has no GPU backend")
     import jax.numpy as jnp
 
+    return jax, jnp, dev
+
+
+def test_jax_arrays(jax_gpu):
+    jax, jnp, gpu_dev = jax_gpu
     a, b = problem(10, m=96, n=64, k=128)
     A, B = jax.device_put(a, gpu_dev), jax.device_put(b, gpu_dev)
     c = ozgemm.matmul(A, B, slices=SLICES, variant=BITS_VARIANT)
@@ -298,8 +349,12 @@ def test_plan_says_what_runs(fw):
     ozgemm.matmul(A, B)
     ran = ozgemm.last_call_info()
     assert p.source == "ozgemmPlanCall"
-    assert (ran.variant, ran.slices, ran.fell_back, ran.reason) == (p.variant, p.slices, p.fell_back, p.reason), (p, ran)
+    assert (ran.variant, ran.slices, ran.fell_back, ran.reason, ran.scheme, ran.moduli) == \
+        (p.variant, p.slices, p.fell_back, p.reason, p.scheme, p.moduli), (p, ran)
     assert ran.reason  # a filled-in record, never the empty struct
+    assert p.copies == () and ozgemm.plan(A[:, ::2], B[::2, ::2]).copies == ("a", "b")
+    with pytest.raises(ValueError, match="ozgemm.plan takes 2-D matrices"):
+        ozgemm.plan(A[None], B)
 
 
 def test_info_on_gpu():
@@ -320,8 +375,6 @@ def test_error_cases(fw):
         ozgemm.matmul(f32(A), B)
     with pytest.raises(TypeError, match="host array"):
         ozgemm.matmul(A, b)
-    with pytest.raises(ValueError, match="cannot be passed"):
-        ozgemm.matmul(A[:, ::2], dev(problem(12, m=8, n=6, k=2)[1]))  # no unit stride
     with pytest.raises(ValueError, match="shape mismatch"):
         ozgemm.matmul(A, A)
     with pytest.raises(ValueError, match="beta != 0 needs out="):
@@ -331,17 +384,16 @@ def test_error_cases(fw):
         ozgemm.matmul(sq, sq, out=sq)
     with pytest.raises(TypeError, match="float64"):
         ozgemm.matmul(A, B, out=f32(dev(np.zeros((8, 6)))))
-    if fw == "cupy":
-        with pytest.raises(ValueError, match="cannot be passed"):
-            ozgemm.matmul(A[::-1], B)  # negative strides
-    else:
-        g = A.clone().requires_grad_(True)
-        with pytest.raises(TypeError, match="requires grad"):
-            ozgemm.matmul(g, B)
+    with pytest.raises(ValueError, match="write several results into one element"):
+        ozgemm.matmul(A, B, out=broadcast_to(fw, dev(np.zeros((1, 6))), (8, 6)))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        ozgemm.matmul(dev(np.ones((2, 8, 4))), dev(np.ones((3, 4, 6))))
+    if fw == "torch":
         with pytest.raises(TypeError, match="host array"):
             ozgemm.matmul(A.cpu(), B)
-        with pytest.raises(ValueError, match="cannot be passed"):
-            ozgemm.matmul(A[:, :1].expand(8, 4), B)  # broadcast (zero stride)
+        g = A.clone().requires_grad_(True)
+        with pytest.raises(ValueError, match="does not support autograd"):
+            ozgemm.matmul(g, B, out=mod.empty_like(A @ B))
 
 
 @pytest.mark.skipif(HAS_GPU and not UNSUPPORTED, reason="every variant is available on this GPU and build")
@@ -362,3 +414,230 @@ def test_empty_and_k0(fw):
     np.testing.assert_array_equal(host(out), 2.0 * c0)
     c = ozgemm.matmul(dev(np.zeros((0, 5))), dev(np.zeros((5, 4))))
     assert tuple(c.shape) == (0, 4)
+
+
+# --- numpy.matmul's semantics: views the C API cannot take (copied), stacks, vectors ------------------------
+def synchronize(fw, mod):
+    if fw == "torch":
+        mod.cuda.synchronize()
+    else:
+        mod.cuda.Device().synchronize()
+
+
+def new_stream(fw, mod):
+    return mod.cuda.Stream() if fw == "torch" else mod.cuda.Stream(non_blocking=True)
+
+
+def inexpressible_views(fw, dev, x):
+    """x (numpy r x c) on the device as views without a BLAS layout (their values are what
+    ozgemm.matmul must use): name -> view."""
+    r, c = x.shape
+    big = np.zeros((2 * r, 3 * c))
+    big[::2, ::3] = x
+    views = {"step": dev(big)[::2, ::3],                               # a[::2, ::3]
+             "broadcast_rows": broadcast_to(fw, dev(x[:1]), (r, c)),    # x.expand(...): stride 0
+             "broadcast_cols": broadcast_to(fw, dev(x[:, :1]), (r, c))}
+    if fw == "cupy":
+        views["reversed"] = dev(np.ascontiguousarray(x[::-1]))[::-1]     # negative stride
+    return views
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_views_are_copied(fw):
+    """Views the BLAS layout cannot express give the bits of their contiguous copies (FIXED mode) and
+    the framework's matmul within the contract (FP64 mode)."""
+    mod, dev, host = framework(fw)
+    a, b = problem(20, m=37, n=23, k=29)
+    va, vb = inexpressible_views(fw, dev, a), inexpressible_views(fw, dev, b)
+    pairs = [(f"a {n}", A, "b C", dev(b)) for n, A in va.items()] + \
+            [("a C", dev(a), f"b {n}", B) for n, B in vb.items()] + [("a step", va["step"], "b step", vb["step"])]
+    for na, A, nb, B in pairs:
+        c = ozgemm.matmul(A, B, slices=SLICES, variant=BITS_VARIANT)
+        np.testing.assert_array_equal(host(c), reference.ozaki_matmul(host(A), host(B), slices=SLICES),
+                                      err_msg=f"{na}, {nb}")
+        c = ozgemm.matmul(A, B)
+        assert_within_contract(host(c), host(mod.matmul(A, B)), host(A), host(B))
+    # Both copied, of one size: a's copy must stay alive until the call (the allocator would hand
+    # its block to b's copy).
+    x, y = problem(27, m=64, n=64, k=64)
+    c = ozgemm.matmul(inexpressible_views(fw, dev, x)["step"], inexpressible_views(fw, dev, y)["step"],
+                      slices=SLICES, variant=BITS_VARIANT)
+    np.testing.assert_array_equal(host(c), reference.ozaki_matmul(x, y, slices=SLICES))
+    # on an explicit stream: the copy is made there
+    s = new_stream(fw, mod)
+    synchronize(fw, mod)
+    c = ozgemm.matmul(va["step"], vb["broadcast_rows"], slices=SLICES, variant=BITS_VARIANT, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(host(c), reference.ozaki_matmul(a, host(vb["broadcast_rows"]), slices=SLICES))
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_out_without_blas_layout_through_a_temporary(fw):
+    mod, dev, host = framework(fw)
+    a, b = problem(21, m=37, n=23, k=29)
+    c0 = np.random.default_rng(21).standard_normal((37, 23))
+    expect = reference.ozaki_matmul(a, b, slices=SLICES, out=c0.copy(), alpha=1.5, beta=-0.5)
+    big = dev(np.zeros((2 * 37, 3 * 23)))
+    out = big[::2, ::3]
+    out[...] = dev(c0)
+    got = ozgemm.matmul(dev(a), dev(b), out=out, alpha=1.5, beta=-0.5, slices=SLICES, variant=BITS_VARIANT)
+    assert got is out
+    np.testing.assert_array_equal(host(out), expect)
+    rest = host(big)
+    rest[::2, ::3] = 0
+    assert not rest.any()  # nothing written outside the view
+
+
+STACK_CASES = [  # (a shape, b shape): numpy.matmul's rules
+    ((3, 37, 29), (3, 29, 23)), ((2, 1, 37, 29), (3, 29, 23)), ((3, 37, 29), (29, 23)), ((37, 29), (2, 29, 23)),
+    ((29,), (29, 23)), ((37, 29), (29,)), ((29,), (29,)), ((29,), (2, 29, 23)), ((2, 3, 37, 29), (29,)),
+    ((0, 37, 29), (29, 23)), ((3, 37, 29), (1, 29, 23)),
+]
+
+
+@pytest.mark.parametrize("sa,sb", STACK_CASES)
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_stacks_and_vectors(fw, sa, sb):
+    mod, dev, host = framework(fw)
+    rng = np.random.default_rng(22)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    A, B = dev(a), dev(b)
+    c = ozgemm.matmul(A, B, slices=SLICES, variant=BITS_VARIANT)
+    assert type(c) is type(A) and tuple(c.shape) == np.matmul(a, b).shape
+    np.testing.assert_array_equal(host(c), reference_stack(a, b))
+    c = ozgemm.matmul(A, B)
+    assert_within_contract(host(c), host(mod.matmul(A, B)), a, b)
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_stack_views_and_out(fw):
+    mod, dev, host = framework(fw)
+    rng = np.random.default_rng(23)
+    a, b = rng.standard_normal((3, 37, 29)), rng.standard_normal((29, 23))
+    big = np.zeros((3, 2 * 37, 3 * 29))
+    big[:, ::2, ::3] = a
+    views = {"T": swap_last(fw, dev(np.ascontiguousarray(a.swapaxes(-1, -2)))),  # no copy
+             "broadcast_batch": broadcast_to(fw, dev(a[:1]), a.shape),           # batch stride 0: no copy
+             "step": dev(big)[:, ::2, ::3],                                        # copied
+             "broadcast_rows": broadcast_to(fw, dev(a[:, :1]), a.shape)}           # copied
+    B = broadcast_to(fw, dev(b), (3, 29, 23))                                      # batch stride 0
+    for name, A in views.items():
+        c = ozgemm.matmul(A, B, slices=SLICES, variant=BITS_VARIANT)
+        np.testing.assert_array_equal(host(c), reference_stack(host(A), b), err_msg=name)
+    # out= of the stack's shape: C order, transposed matrices (both in place), stepped (a temporary)
+    c0 = rng.standard_normal((3, 37, 23))
+    expect = reference_stack(a, b, out=c0, alpha=2.0, beta=-1.0)
+    bigc = dev(np.zeros((3, 2 * 37, 3 * 23)))
+    outs = {"C": dev(c0), "T": swap_last(fw, dev(np.ascontiguousarray(c0.swapaxes(-1, -2)))),
+            "step": bigc[:, ::2, ::3]}
+    outs["step"][...] = dev(c0)
+    for name, out in outs.items():
+        got = ozgemm.matmul(dev(a), B, out=out, alpha=2.0, beta=-1.0, slices=SLICES, variant=BITS_VARIANT)
+        assert got is out
+        np.testing.assert_array_equal(host(out), expect, err_msg=name)
+    with pytest.raises(ValueError, match=r"out: expected shape \(3, 37, 23\)"):
+        ozgemm.matmul(dev(a), B, out=dev(np.zeros((37, 23))))
+    with pytest.raises(ValueError, match="write several results into one element"):
+        ozgemm.matmul(dev(a), B, out=broadcast_to(fw, dev(c0[:1]), c0.shape))
+
+
+# --- what ran --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_call_info_says_what_ran(fw):
+    mod, dev, host = framework(fw)
+    a, b = problem(24)
+    A, B = dev(a), dev(b)
+    ozgemm.matmul(A, B, variant="native")
+    ci = ozgemm.last_call_info()
+    assert (ci.scheme, ci.variant, ci.slices, ci.moduli) == ("native", "native", 0, 0), ci
+    assert ozgemm.plan(A, B, variant="native").scheme == "native"
+    ozgemm.matmul(A, B, slices=SLICES, variant=BITS_VARIANT)
+    ci = ozgemm.last_call_info()
+    assert (ci.scheme, ci.variant, ci.slices, ci.moduli) == ("ozaki1", BITS_VARIANT, SLICES, 0), ci
+    ozgemm.matmul(A, B, scheme="ozaki2", moduli=12, variant="unfused")
+    ci = ozgemm.last_call_info()
+    assert (ci.scheme, ci.variant, ci.slices, ci.moduli) == ("ozaki2", "unfused", 0, 12), ci
+    p = ozgemm.plan(A, B, scheme="ozaki2", moduli=12, variant="unfused")
+    assert (p.scheme, p.moduli) == ("ozaki2", 12), p
+    ozgemm.matmul(dev(np.ones((4, 4))), dev(np.ones((4, 4))))  # FP64 mode on a tiny shape: native DGEMM
+    ci = ozgemm.last_call_info()
+    assert (ci.scheme == "native") == (ci.variant == "native") and (ci.scheme != "native" or ci.fell_back), ci
+
+
+# --- PyTorch autograd ----------------------------------------------------------------------------------------
+GRAD_SHAPES = [((5, 7), (7, 3)), ((2, 4, 5), (5, 3)), ((2, 1, 4, 5), (3, 5, 2)), ((5,), (5, 3)), ((4, 5), (5,)),
+               ((5,), (5,))]
+GRAD_OPTIONS = {  # the forward's options, and the scheme that must run
+    "fp64": (dict(), None),                                                    # tiny shapes: native DGEMM
+    "ozaki1_8_slices": (dict(slices=8, variant=BITS_VARIANT), "ozaki1"),
+    "ozaki2_16_moduli": (dict(scheme="ozaki2", moduli=16, variant="unfused"), "ozaki2"),
+}
+
+
+@pytest.mark.parametrize("sa,sb", GRAD_SHAPES)
+@pytest.mark.parametrize("opt", list(GRAD_OPTIONS))
+def test_autograd_gradcheck(sa, sb, opt):
+    torch, dev, host = framework("torch")
+    options, scheme = GRAD_OPTIONS[opt]
+    g = torch.Generator(device="cuda").manual_seed(25)
+    a = torch.randn(sa, dtype=torch.float64, device="cuda", generator=g, requires_grad=True)
+    b = torch.randn(sb, dtype=torch.float64, device="cuda", generator=g, requires_grad=True)
+
+    def f(x, y):
+        return ozgemm.matmul(x, y, alpha=0.75, **options)
+
+    c = f(a, b)
+    assert c.grad_fn is not None and c.shape == torch.matmul(a, b).shape
+    if scheme is not None:
+        assert ozgemm.last_call_info().scheme == scheme
+    # The products are accurate to about u |A||B|: the finite differences (eps 1e-6) are good to
+    # about 1e-10 here, far inside these tolerances (torch's defaults: atol 1e-5, rtol 1e-3).
+    assert torch.autograd.gradcheck(f, (a, b), atol=1e-7, rtol=1e-6)
+    if opt == "ozaki1_8_slices" and len(sa) >= 2 and len(sb) == 2:
+        # The backward runs with the forward's options (on autograd's thread): grad_a = 0.75 g b^T has
+        # the host reference's bits at 8 slices (g: ones, from sum(); nothing summed over for a).
+        f(a, b).sum().backward()
+        g = np.ones(np.matmul(host(a), host(b)).shape)
+        np.testing.assert_array_equal(host(a.grad), reference_stack(g, host(b).T, slices=8, alpha=0.75))
+
+
+def test_autograd_second_order_and_modes():
+    torch, dev, host = framework("torch")
+    a = torch.randn(2, 4, 5, dtype=torch.float64, device="cuda", requires_grad=True)
+    b = torch.randn(5, 3, dtype=torch.float64, device="cuda", requires_grad=True)
+    assert torch.autograd.gradgradcheck(lambda x, y: ozgemm.matmul(x, y), (a, b), atol=1e-7, rtol=1e-6)
+    with torch.no_grad():  # grad mode off: the ordinary path, no graph
+        c = ozgemm.matmul(a, b)
+    assert c.grad_fn is None and not c.requires_grad
+    np.testing.assert_allclose(host(c), np.matmul(host(a), host(b)), rtol=1e-12, atol=1e-12)
+    c = ozgemm.matmul(a.detach(), b)  # only b requires grad
+    c.sum().backward()
+    assert a.grad is None and b.grad is not None
+    np.testing.assert_allclose(host(b.grad), np.einsum("bik,bij->kj", host(a), np.ones((2, 4, 3))), rtol=1e-12)
+    with pytest.raises(ValueError, match="does not support autograd"):
+        ozgemm.matmul(a, b, out=torch.empty(2, 4, 3, dtype=torch.float64, device="cuda"))
+
+
+# --- JAX -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sa,sb,view", [
+    ((37, 29), (29, 23), "plain"), ((29, 37), (29, 23), "T"), ((74, 87), (29, 23), "step"),
+    ((3, 37, 29), (29, 23), "plain"), ((2, 1, 37, 29), (3, 29, 23), "plain"), ((29,), (29, 23), "plain"),
+    ((29,), (29,), "plain"),
+])
+def test_jax_arrays_follow_jnp_matmul(jax_gpu, sa, sb, view):
+    jax, jnp, gpu_dev = jax_gpu
+    rng = np.random.default_rng(26)
+    A = jax.device_put(rng.standard_normal(sa), gpu_dev)
+    B = jax.device_put(rng.standard_normal(sb), gpu_dev)
+    A = {"plain": A, "T": A.T, "step": A[::2, ::3]}[view]
+    assert A.dtype == jnp.float64
+    c = ozgemm.matmul(A, B)
+    assert isinstance(c, jax.Array) and c.dtype == jnp.float64
+    expect = jnp.matmul(A, B)
+    assert c.shape == expect.shape
+    k = A.shape[-1]
+    absprod = jnp.matmul(jnp.abs(A), jnp.abs(B))
+    bound = (min(4, k) + k) * U * absprod + np.finfo(np.float64).tiny  # ozgemm's contract + jnp.matmul's own error
+    assert bool(jnp.all(jnp.abs(c - expect) <= bound))
+    c = ozgemm.matmul(A, B, slices=SLICES, variant=BITS_VARIANT)
+    np.testing.assert_array_equal(np.asarray(c), reference_stack(np.asarray(A), np.asarray(B)))
