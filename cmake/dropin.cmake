@@ -130,18 +130,19 @@ if(OZGEMM_BUILD_TESTS)
   add_library(dropin_mock_cublas SHARED ${mock}/mock_cublas.cpp)
   set_target_properties(dropin_mock_cublas PROPERTIES OUTPUT_NAME cublas VERSION 13 SOVERSION 13 CXX_STANDARD 17
                                                       LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin/mock)
-  target_include_directories(dropin_mock_cublas PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(dropin_mock_cublas PRIVATE ${PROJECT_SOURCE_DIR}/src ${CUDAToolkit_INCLUDE_DIRS})
   add_library(dropin_mock_ozgemm SHARED ${mock}/mock_ozgemm.cpp)
   set_target_properties(dropin_mock_ozgemm PROPERTIES OUTPUT_NAME mockoz CXX_STANDARD 17
                                                       LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin/mock)
-  target_include_directories(dropin_mock_ozgemm PRIVATE ${PROJECT_SOURCE_DIR}/include ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(dropin_mock_ozgemm PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src
+                                                      ${CUDAToolkit_INCLUDE_DIRS})
   target_link_libraries(dropin_mock_ozgemm PRIVATE dropin_mock_cublas)
   target_compile_options(dropin_mock_cublas PRIVATE -ffp-contract=off)
   target_compile_options(dropin_mock_ozgemm PRIVATE -ffp-contract=off)
   add_executable(dropin_hook_mock_client ${mock}/hook_mock_client.cpp)
   set_target_properties(dropin_hook_mock_client PROPERTIES CXX_STANDARD 17
                                                            RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
-  target_include_directories(dropin_hook_mock_client PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(dropin_hook_mock_client PRIVATE ${PROJECT_SOURCE_DIR}/src ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_options(dropin_hook_mock_client PRIVATE -ffp-contract=off)
   target_link_libraries(dropin_hook_mock_client PRIVATE dropin_mock_cublas ${CMAKE_DL_LIBS} Threads::Threads)
   add_dependencies(dropin_hook_mock_client dropin_mock_ozgemm)

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "dropin/common.hpp"
+#include "dropin/reference_dgemm.hpp"
 
 namespace ozgemm {
 namespace dropin {
@@ -56,17 +57,12 @@ enum Reason {
 };
 const char* const kReasonNames[] = {"disabled", "invalid-setting", "invalid-args", "quick-return", "below-min-size",
                                     "ozgemm-unavailable", "offload-failed", nullptr};
+static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1 && kReasonCount <= kMaxReasons,
+              "reason names");
 const char* const kApiNames[] = {"dgemm_", "cblas_dgemm", nullptr};
 
 Stats& stats() {
-  static Stats* s = [] {
-    auto* st = new Stats();  // never destroyed
-    st->prefix = kPrefix;
-    st->reason_names = kReasonNames;
-    st->reason_count = kReasonCount;
-    st->api_names = kApiNames;
-    return st;
-  }();
+  static Stats* s = new Stats(kPrefix, kReasonNames, kApiNames);  // never destroyed: read by the exit report
   return *s;
 }
 
@@ -153,38 +149,6 @@ const System& sys() {
   static System* s = nullptr;
   std::call_once(once, [] { s = new System(load_system()); });
   return *s;
-}
-
-// Reference DGEMM (BLAS/SRC/dgemm.f, same loop order), used only when no system BLAS exists.
-void reference_dgemm(bool nota, bool notb, int m, int n, int k, double alpha, const double* A, int lda,
-                     const double* B, int ldb, double beta, double* C, int ldc) {
-  auto a = [&](int i, int l) { return A[i + int64_t(l) * lda]; };
-  auto b = [&](int l, int j) { return B[l + int64_t(j) * ldb]; };
-  auto c = [&](int i, int j) -> double& { return C[i + int64_t(j) * ldc]; };
-  if (m == 0 || n == 0 || ((alpha == 0.0 || k == 0) && beta == 1.0)) return;
-  if (alpha == 0.0) {
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) c(i, j) = beta == 0.0 ? 0.0 : beta * c(i, j);
-    return;
-  }
-  for (int j = 0; j < n; ++j) {
-    if (nota) {
-      if (beta == 0.0)
-        for (int i = 0; i < m; ++i) c(i, j) = 0.0;
-      else if (beta != 1.0)
-        for (int i = 0; i < m; ++i) c(i, j) = beta * c(i, j);
-      for (int l = 0; l < k; ++l) {
-        const double t = alpha * (notb ? b(l, j) : b(j, l));
-        for (int i = 0; i < m; ++i) c(i, j) += t * a(i, l);
-      }
-    } else {
-      for (int i = 0; i < m; ++i) {
-        double t = 0.0;
-        for (int l = 0; l < k; ++l) t += a(l, i) * (notb ? b(l, j) : b(j, l));
-        c(i, j) = beta == 0.0 ? alpha * t : alpha * t + beta * c(i, j);
-      }
-    }
-  }
 }
 
 bool lsame(char c, char u) { return c == u || c == u + ('a' - 'A'); }

@@ -277,6 +277,17 @@ std::string RunTally::text() const {
 
 // ---- counters -------------------------------------------------------------------------------------
 
+namespace {
+int count_names(const char* const* names) {
+  int n = 0;
+  while (names && names[n]) ++n;
+  return n;
+}
+}  // namespace
+
+Stats::Stats(const char* prefix_, const char* const* reason_names_, const char* const* api_names_)
+    : prefix(prefix_), reason_names(reason_names_), reason_count(count_names(reason_names_)), api_names(api_names_) {}
+
 Ran Stats::record(const ozgemmCallInfo_t* info) {
   const Ran ran = ran_of(info);
   gemms.fetch_add(1, std::memory_order_relaxed);

@@ -127,10 +127,14 @@ constexpr int kMaxApis = 32;
 // Distinct native reasons kept (ozgemm's reason lines; later distinct ones count as "other").
 constexpr int kMaxNativeReasons = 16;
 struct Stats {
-  const char* prefix = "";
-  const char* const* reason_names = nullptr;  // kMaxReasons at most, nullptr-terminated
-  int reason_count = 0;
-  const char* const* api_names = nullptr;     // kMaxApis at most, nullptr-terminated
+  // reason_names: kMaxReasons at most, nullptr-terminated (Stats::reasons indices); api_names:
+  // kMaxApis at most, nullptr-terminated (per_api indices); either may be nullptr.
+  explicit Stats(const char* prefix = "", const char* const* reason_names = nullptr,
+                 const char* const* api_names = nullptr);
+  const char* const prefix;
+  const char* const* const reason_names;
+  const int reason_count;
+  const char* const* const api_names;
   std::atomic<uint64_t> calls{0};        // calls seen (not counting internal ones)
   std::atomic<uint64_t> intercepted{0};  // calls ozgemm ran (whatever it chose to run)
   std::atomic<uint64_t> declined{0};     // calls forwarded to the real function

@@ -57,7 +57,8 @@ const char* const kApiNames[] = {"cublasDgemm_v2",
                                  "cublasGemmBatchedEx_64",
                                  "cublasDgemm",
                                  nullptr};
-static_assert(sizeof(kApiNames) / sizeof(kApiNames[0]) == int(Api::Count) + 1, "api names");
+static_assert(sizeof(kApiNames) / sizeof(kApiNames[0]) == int(Api::Count) + 1 && int(Api::Count) <= kMaxApis,
+              "api names");
 
 namespace {
 
@@ -94,17 +95,11 @@ const char* const kReasonNames[] = {
     "overlapping-c", "handle-query-failed", "graph-capture", "ozgemm-unavailable", "device-mismatch",
     "scalar-read-failed", "pointer-array-read-failed", "legacy-not-initialised", "cuda-error", "ozgemm-failed",
     nullptr};
-static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1, "reason names");
+static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1 && kReasonCount <= kMaxReasons,
+              "reason names");
 
 Stats& stats() {
-  static Stats* s = [] {
-    auto* st = new Stats();  // never destroyed: read by the exit report
-    st->prefix = kPrefix;
-    st->reason_names = kReasonNames;
-    st->reason_count = kReasonCount;
-    st->api_names = kApiNames;
-    return st;
-  }();
+  static Stats* s = new Stats(kPrefix, kReasonNames, kApiNames);  // never destroyed: read by the exit report
   return *s;
 }
 
@@ -278,22 +273,16 @@ std::shared_ptr<HandleState> state_of(cublasHandle_t h) {
   return p;
 }
 
-const char* op_name(int op) {
-  switch (op) {
-    case CUBLAS_OP_N: return "N";
-    case CUBLAS_OP_T: return "T";
-    case CUBLAS_OP_C: return "C";
-    default: return "?";
-  }
-}
+// 'N', 'T', 'C', or '?' for an invalid cublasOperation_t value.
+char op_name(int op) { return "NTC?"[int(op_of_cublas(op))]; }
 
 void log_call(const Call& c, const char* outcome) {
   char dims[160];
   if (c.batch != 1 || c.strided || c.arrays)
-    std::snprintf(dims, sizeof dims, "%s%s m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64,
+    std::snprintf(dims, sizeof dims, "%c%c m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64,
                   op_name(c.transa), op_name(c.transb), c.m, c.n, c.k, c.batch);
   else
-    std::snprintf(dims, sizeof dims, "%s%s m=%" PRId64 " n=%" PRId64 " k=%" PRId64, op_name(c.transa),
+    std::snprintf(dims, sizeof dims, "%c%c m=%" PRId64 " n=%" PRId64 " k=%" PRId64, op_name(c.transa),
                   op_name(c.transb), c.m, c.n, c.k);
   say(kPrefix, "%s %s -> %s", kApiNames[int(c.api)], dims, outcome);
 }

@@ -172,9 +172,8 @@ int main() {
     CHECK(ran_of(&oz2) == Ran::Ozaki2 && ran_of(&oz1) == Ran::Ozaki1 && ran_of(&old) == Ran::Ozaki1 &&
               ran_of(&nat) == Ran::Native && ran_of(&empty) == Ran::Unreported && ran_of(nullptr) == Ran::Unreported,
           "ran_of");
-    Stats S;
     const char* const reasons[] = {"x", nullptr};
-    S.reason_names = reasons, S.reason_count = 1;
+    Stats S("test", reasons);
     for (int i = 0; i < 3; ++i) S.record(&oz2);
     S.record(&oz1);
     S.record(&nat);

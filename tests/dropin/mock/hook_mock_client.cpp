@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "../check.hpp"
-#include "mock_gemm.hpp"
+#include "dropin/reference_dgemm.hpp"
 
 extern "C" {
 long mock_cublas_native_calls(void);
@@ -86,7 +86,7 @@ struct Problem {
   }
   void reference(double alpha, double beta) {
     for (int i = 0; i < batch; ++i)
-      mock::gemm(ta == CUBLAS_OP_N, tb == CUBLAS_OP_N, m, n, k, alpha, A.data() + i * sa, lda, B.data() + i * sb, ldb,
+      ozgemm::dropin::reference_dgemm(ta == CUBLAS_OP_N, tb == CUBLAS_OP_N, m, n, k, alpha, A.data() + i * sa, lda, B.data() + i * sb, ldb,
                  beta, ref.data() + i * sc, ldc);
   }
   bool same() const { return std::memcmp(C.data(), ref.data(), C.size() * sizeof(double)) == 0; }

@@ -2,7 +2,7 @@
 // make through it) for the CPU tests of the drop-ins' GPU paths: "device" memory is host memory,
 // copies are memcpy, streams are opaque values. The accuracy settings are kept as the real library
 // keeps them (ozgemmSetScheme / SetSlices / SetModuli / SetAccuracy). ozgemmDgemm computes on the
-// host (mock_gemm.hpp) and reports what the real library would: FIXED mode an emulated variant with
+// host (src/dropin/reference_dgemm.hpp) and reports what the real library would: FIXED mode an emulated variant with
 // Ozaki-I slices or, with scheme OZAKI2, Ozaki-II moduli (slices 0); FP64 mode runs "native" by
 // calling cublasDgemm_v2 on an internal handle, as the real library's native path does, so that call
 // goes through the preloaded hook (the re-entrancy test), unless
@@ -22,7 +22,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "mock_gemm.hpp"
+#include "dropin/reference_dgemm.hpp"
 #include "ozgemm/ozgemm.h"
 
 namespace {
@@ -118,7 +118,7 @@ API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOpe
   const bool fixed = c->accuracy == OZGEMM_ACCURACY_FIXED;
   if (fixed || (fp64_moduli > 0 && c->scheme != OZGEMM_SCHEME_OZAKI1)) {
     // An emulation: Ozaki-II reports its moduli and slices 0, Ozaki-I its slices (ozgemm.h).
-    mock::gemm(nota, notb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
+    ozgemm::dropin::reference_dgemm(nota, notb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
     const bool ozaki2 = fixed ? c->scheme == OZGEMM_SCHEME_OZAKI2 : true;
     c->last.variant = ozaki2 ? OZGEMM_VARIANT_PARTIALLY_FUSED : OZGEMM_VARIANT_FULLY_FUSED;
     c->last.scheme = ozaki2 ? OZGEMM_SCHEME_OZAKI2 : OZGEMM_SCHEME_OZAKI1;
