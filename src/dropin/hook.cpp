@@ -90,11 +90,12 @@ enum Reason {
   kReasonCount
 };
 const char* const kReasonNames[] = {
-    "disabled",  "invalid-setting", "not-fp64",        "pedantic-math",       "cublas-fp64-emulation", "invalid-args",
-    "empty",     "alpha-zero",      "too-large-for-int32", "below-min-size",        "batch-too-large",
-    "overlapping-c", "handle-query-failed", "graph-capture", "ozgemm-unavailable", "device-mismatch",
-    "scalar-read-failed", "pointer-array-read-failed", "legacy-not-initialised", "cuda-error", "ozgemm-failed",
-    nullptr};
+    "disabled",           "invalid-setting",           "not-fp64",           "pedantic-math",
+    "cublas-fp64-emulation", "invalid-args",           "empty",              "alpha-zero",
+    "too-large-for-int32", "below-min-size",           "batch-too-large",    "overlapping-c",
+    "handle-query-failed", "graph-capture",            "ozgemm-unavailable", "device-mismatch",
+    "scalar-read-failed", "pointer-array-read-failed", "legacy-not-initialised", "cuda-error",
+    "ozgemm-failed",      nullptr};
 static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1 && kReasonCount <= kMaxReasons,
               "reason names");
 
@@ -409,21 +410,26 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
   }
   if (alpha == 0.0) return decline(c, kAlphaZero);
 
-  // Batched calls with pointer arrays: the arrays live on the device; read them once.
-  std::vector<const void*> pa, pb;
-  std::vector<void*> pc;
+  // The matrices: batched calls with pointer arrays have them on the device (read once); the others
+  // lie i strides (in elements) after the first.
+  const size_t batch = size_t(c.batch);
+  std::vector<const void*> pa(batch), pb(batch);
+  std::vector<void*> pc(batch);
   if (c.arrays) {
     DepthGuard guard;
-    const size_t bytes = size_t(c.batch) * sizeof(void*);
-    pa.resize(size_t(c.batch));
-    pb.resize(size_t(c.batch));
-    pc.resize(size_t(c.batch));
+    const size_t bytes = batch * sizeof(void*);
     if (oz.memcpy_async(pa.data(), c.A_array, bytes, cudaMemcpyDefault, stream) != cudaSuccess ||
         oz.memcpy_async(pb.data(), c.B_array, bytes, cudaMemcpyDefault, stream) != cudaSuccess ||
         oz.memcpy_async(pc.data(), c.C_array, bytes, cudaMemcpyDefault, stream) != cudaSuccess ||
         oz.stream_synchronize(stream) != cudaSuccess) {
       oz.get_last_error();
       return decline(c, kPointerArrayRead);
+    }
+  } else {
+    for (size_t i = 0; i < batch; ++i) {
+      pa[i] = static_cast<const double*>(c.A) + int64_t(i) * c.stride_a;
+      pb[i] = static_cast<const double*>(c.B) + int64_t(i) * c.stride_b;
+      pc[i] = static_cast<double*>(c.C) + int64_t(i) * c.stride_c;
     }
   }
 
@@ -441,15 +447,10 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
       return decline(c, kFailed);
     }
     for (int64_t i = 0; i < c.batch; ++i) {
-      // Matrix i: from the pointer arrays, or at i strides from the first (strides in elements).
-      const auto member = [&](const void* array_entry, const void* first, long long stride) {
-        return c.arrays ? static_cast<const double*>(array_entry) : static_cast<const double*>(first) + i * stride;
-      };
-      const double* A = member(c.arrays ? pa[size_t(i)] : nullptr, c.A, c.stride_a);
-      const double* B = member(c.arrays ? pb[size_t(i)] : nullptr, c.B, c.stride_b);
-      double* C = const_cast<double*>(member(c.arrays ? pc[size_t(i)] : nullptr, c.C, c.stride_c));
       s = oz.dgemm(st->oz, cublasOperation_t(c.transa), cublasOperation_t(c.transb), int(c.m), int(c.n), int(c.k),
-                   &alpha, A, int(c.lda), B, int(c.ldb), &beta, C, int(c.ldc));
+                   &alpha, static_cast<const double*>(pa[size_t(i)]), int(c.lda),
+                   static_cast<const double*>(pb[size_t(i)]), int(c.ldb), &beta, static_cast<double*>(pc[size_t(i)]),
+                   int(c.ldc));
       if (s != OZGEMM_STATUS_SUCCESS) {
         oz.get_last_error();
         S.failed.fetch_add(1, std::memory_order_relaxed);
