@@ -1,5 +1,6 @@
-// src/dropin/common.cpp — environment, re-entrancy depth, messages, counters and the lazy loader of
-// libozgemm shared by libozgemm_hook.so and libozgemm_blas.so (common.hpp).
+// src/dropin/common.cpp — environment and accuracy settings, GEMM argument checks, re-entrancy depth,
+// messages, what ozgemm ran and the counters, and the lazy loader of libozgemm, shared by
+// libozgemm_hook.so and libozgemm_blas.so (common.hpp).
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -250,11 +251,15 @@ Ran ran_of(const ozgemmCallInfo_t* info) {
 }
 
 namespace {
+// [*lo, *hi] widened to hold count; the first count (none seen before) sets both.
 void widen(int count, uint64_t seen_before, int* lo, int* hi) {
   if (!seen_before || count < *lo) *lo = count;
   if (!seen_before || count > *hi) *hi = count;
 }
-std::string range(int lo, int hi) { return hi > lo ? std::to_string(lo) + ".." + std::to_string(hi) : std::to_string(lo); }
+// "7" or "7..9"
+std::string range(int lo, int hi) {
+  return hi > lo ? std::to_string(lo) + ".." + std::to_string(hi) : std::to_string(lo);
+}
 }  // namespace
 
 void RunTally::add(Ran ran, const ozgemmCallInfo_t& info) {
@@ -304,7 +309,8 @@ Ran Stats::record(const ozgemmCallInfo_t* info) {
       ozgemm_native.fetch_add(1, std::memory_order_relaxed);
       const std::string why(info->reason, strnlen(info->reason, sizeof info->reason));
       std::lock_guard<std::mutex> lock(native_mu);
-      auto it = std::find_if(native_reasons.begin(), native_reasons.end(), [&](const auto& r) { return r.first == why; });
+      const auto it =
+          std::find_if(native_reasons.begin(), native_reasons.end(), [&](const auto& r) { return r.first == why; });
       if (it != native_reasons.end())
         ++it->second;
       else if (int(native_reasons.size()) < kMaxNativeReasons)
@@ -362,20 +368,25 @@ std::string json_string(const std::string& s) {
   return j + "\"";
 }
 
-// {"<key>": value, ...} of the non-zero entries of counts[lo..hi] (keyed by index).
+// Appends `item` to a list separated by ", ".
+void append(std::string& list, const std::string& item) { list += (list.empty() ? "" : ", ") + item; }
+
+// A JSON member: "key": value (value already JSON).
+std::string member(const std::string& key, const std::string& value) { return json_string(key) + ": " + value; }
+
+// {"<count>": matrices, ...} of the non-zero entries of counts[lo..hi].
 std::string json_by_count(const std::atomic<uint64_t>* counts, int lo, int hi) {
-  std::string j = "{";
+  std::string j;
   for (int i = lo; i <= hi; ++i)
-    if (const uint64_t v = counts[i].load()) j += (j.size() > 1 ? ", \"" : "\"") + std::to_string(i) + "\": " + std::to_string(v);
-  return j + "}";
+    if (const uint64_t v = counts[i].load()) append(j, member(std::to_string(i), std::to_string(v)));
+  return "{" + j + "}";
 }
 
 // "7 slices: 40, 8 slices: 2" of the non-zero entries of counts[lo..hi].
 std::string text_by_count(const std::atomic<uint64_t>* counts, int lo, int hi, const char* unit) {
   std::string t;
   for (int i = lo; i <= hi; ++i)
-    if (const uint64_t v = counts[i].load())
-      t += (t.empty() ? "" : ", ") + std::to_string(i) + " " + unit + ": " + std::to_string(v);
+    if (const uint64_t v = counts[i].load()) append(t, std::to_string(i) + " " + unit + ": " + std::to_string(v));
   return t;
 }
 }  // namespace
@@ -418,39 +429,38 @@ uint64_t Stats::get(const char* name) const {
 }
 
 std::string Stats::json() const {
-  std::string j = "{";
-  auto field = [&](const char* n, const std::string& v) { j += (j.size() > 1 ? ", \"" : "\"") + std::string(n) + "\": " + v; };
-  field("calls", std::to_string(calls.load()));
-  field("intercepted", std::to_string(intercepted.load()));
-  field("declined", std::to_string(declined.load()));
-  field("failed", std::to_string(failed.load()));
-  field("internal", std::to_string(internal.load()));
-  field("gemms", std::to_string(gemms.load()));
-  field("emulated", std::to_string(emulated()));
-  field("emulated_ozaki1", std::to_string(ozaki1.load()));
-  field("emulated_ozaki2", std::to_string(ozaki2.load()));
-  field("ozgemm_native", std::to_string(ozgemm_native.load()));
-  field("unreported", std::to_string(unreported()));
-  field("flop", std::to_string(flop.load()));
-  field("time_ns", std::to_string(time_ns.load()));
-  std::string r = "{";
-  for (int i = 0; i < reason_count; ++i)
-    r += (i ? ", \"" : "\"") + std::string(reason_names[i]) + "\": " + std::to_string(reasons[i].load());
-  field("declined_by_reason", r + "}");
-  field("emulated_by_slices", json_by_count(slices, 1, OZGEMM_MAX_SLICES));
-  field("emulated_by_moduli", json_by_count(moduli, OZGEMM_MIN_MODULI, OZGEMM_MAX_MODULI));
+  std::string j;
+  const auto field = [&](const char* name, uint64_t v) { append(j, member(name, std::to_string(v))); };
+  field("calls", calls.load());
+  field("intercepted", intercepted.load());
+  field("declined", declined.load());
+  field("failed", failed.load());
+  field("internal", internal.load());
+  field("gemms", gemms.load());
+  field("emulated", emulated());
+  field("emulated_ozaki1", ozaki1.load());
+  field("emulated_ozaki2", ozaki2.load());
+  field("ozgemm_native", ozgemm_native.load());
+  field("unreported", unreported());
+  field("flop", flop.load());
+  field("time_ns", time_ns.load());
+  std::string r;
+  for (int i = 0; i < reason_count; ++i) append(r, member(reason_names[i], std::to_string(reasons[i].load())));
+  append(j, member("declined_by_reason", "{" + r + "}"));
+  append(j, member("emulated_by_slices", json_by_count(slices, 1, OZGEMM_MAX_SLICES)));
+  append(j, member("emulated_by_moduli", json_by_count(moduli, OZGEMM_MIN_MODULI, OZGEMM_MAX_MODULI)));
+  std::string n;
   {
     std::lock_guard<std::mutex> lock(native_mu);
-    std::string n = "{";
-    for (const auto& x : native_reasons) n += (n.size() > 1 ? ", " : "") + json_string(x.first) + ": " + std::to_string(x.second);
-    if (native_other) n += (n.size() > 1 ? ", " : "") + json_string("(other reasons)") + ": " + std::to_string(native_other);
-    field("native_by_reason", n + "}");
+    for (const auto& x : native_reasons) append(n, member(x.first, std::to_string(x.second)));
+    if (native_other) append(n, member("(other reasons)", std::to_string(native_other)));
   }
-  std::string a = "{";
+  append(j, member("native_by_reason", "{" + n + "}"));
+  std::string a;
   for (int i = 0; api_names && i < kMaxApis && api_names[i]; ++i)
-    a += (i ? ", \"" : "\"") + std::string(api_names[i]) + "\": " + std::to_string(per_api[i].load());
-  field("calls_by_api", a + "}");
-  return j + "}";
+    append(a, member(api_names[i], std::to_string(per_api[i].load())));
+  append(j, member("calls_by_api", "{" + a + "}"));
+  return "{" + j + "}";
 }
 
 size_t Stats::copy_json(char* buf, size_t len) const {
@@ -472,7 +482,7 @@ void Stats::print_summary() const {
       declined.load(), failed.load(), time_ns.load() * 1e-9, flop.load() * 1e-9);
   std::string r;
   for (int i = 0; i < reason_count; ++i)
-    if (const uint64_t v = reasons[i].load()) r += (r.empty() ? "" : ", ") + std::string(reason_names[i]) + "=" + std::to_string(v);
+    if (const uint64_t v = reasons[i].load()) append(r, std::string(reason_names[i]) + "=" + std::to_string(v));
   if (!r.empty()) say(prefix, "summary: declined by reason: %s", r.c_str());
   if (ozaki1.load())
     say(prefix, "summary: emulated with Ozaki-I: %" PRIu64 " matrices (%s)", ozaki1.load(),
@@ -489,7 +499,7 @@ void Stats::print_summary() const {
   }
   std::string a;
   for (int i = 0; api_names && i < kMaxApis && api_names[i]; ++i)
-    if (const uint64_t v = per_api[i].load()) a += (a.empty() ? "" : ", ") + std::string(api_names[i]) + "=" + std::to_string(v);
+    if (const uint64_t v = per_api[i].load()) append(a, std::string(api_names[i]) + "=" + std::to_string(v));
   if (!a.empty()) say(prefix, "summary: calls by entry point: %s", a.c_str());
   if (internal.load())
     say(prefix, "summary: %" PRIu64 " calls made from inside the drop-in itself were passed straight through",

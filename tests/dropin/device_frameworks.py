@@ -38,7 +38,7 @@ hook.ozgemmHookStatsJson.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 
 
 def stats():
-    buf = ctypes.create_string_buffer(8192)
+    buf = ctypes.create_string_buffer(65536)
     hook.ozgemmHookStatsJson(buf, len(buf))
     return json.loads(buf.value.decode())
 
@@ -86,6 +86,22 @@ def record(case, expect, st, err, note=""):
 
 def wanted(name):
     return not args.only or name in args.only.split(",")
+
+
+def run_cases(cases, sync, relerr):
+    """Each (name, expect, fn, note) case: fn() with the hook off (the reference), then on; records
+    the hook's counters for the "on" run and the relative difference."""
+    for name, expect, fn, note in cases:
+        if not wanted(name):
+            continue
+        hook.ozgemmHookSetEnabled(0)
+        ref = fn()
+        sync()
+        hook.ozgemmHookResetStats()
+        hook.ozgemmHookSetEnabled(1)
+        out = fn()
+        sync()
+        record(name, expect, stats(), relerr(out, ref), note)
 
 
 def fixed_scheme():
@@ -147,18 +163,7 @@ if args.framework == "torch":
         hopper = torch.cuda.get_device_capability() == (9, 0)
         cases.append(("matmul 16384^2", "ozaki2" if hopper else "intercept", lambda: L @ L2,
                       "FP64 mode: Ozaki-II on Hopper" if hopper else "FP64 mode: not Hopper, any choice"))
-    for name, expect, fn, note in cases:
-        if not wanted(name):
-            continue
-        hook.ozgemmHookSetEnabled(0)
-        ref = fn()
-        sync()
-        hook.ozgemmHookResetStats()
-        hook.ozgemmHookSetEnabled(1)
-        out = fn()
-        sync()
-        st = stats()
-        record(name, expect, st, relerr(out, ref), note)
+    run_cases(cases, sync, relerr)
 
     name = "CUDA graph capture of A @ B"
     if wanted(name):
@@ -217,17 +222,7 @@ else:
         ("matmul 4-D broadcast (pointer-array batched)", lambda: cp.matmul(X4, Y4)),
         ("tensordot axes=1", lambda: cp.tensordot(A, B, axes=1)),
     ]
-    for name, fn in cases:
-        if not wanted(name):
-            continue
-        hook.ozgemmHookSetEnabled(0)
-        ref = fn()
-        sync()
-        hook.ozgemmHookResetStats()
-        hook.ozgemmHookSetEnabled(1)
-        out = fn()
-        sync()
-        record(name, "intercept", stats(), relerr(out, ref))
+    run_cases([(name, "intercept", fn, "") for name, fn in cases], sync, relerr)
 
     name = "CUDA graph capture of A @ B"
     if wanted(name):

@@ -86,8 +86,8 @@ struct Problem {
   }
   void reference(double alpha, double beta) {
     for (int i = 0; i < batch; ++i)
-      ozgemm::dropin::reference_dgemm(ta == CUBLAS_OP_N, tb == CUBLAS_OP_N, m, n, k, alpha, A.data() + i * sa, lda, B.data() + i * sb, ldb,
-                 beta, ref.data() + i * sc, ldc);
+      ozgemm::dropin::reference_dgemm(ta == CUBLAS_OP_N, tb == CUBLAS_OP_N, m, n, k, alpha, A.data() + i * sa, lda,
+                                      B.data() + i * sb, ldb, beta, ref.data() + i * sc, ldc);
   }
   bool same() const { return std::memcmp(C.data(), ref.data(), C.size() * sizeof(double)) == 0; }
   std::vector<const double*> pa() { std::vector<const double*> p; for (int i = 0; i < batch; ++i) p.push_back(A.data() + i * sa); return p; }
@@ -118,7 +118,8 @@ int main() {
       p.reference(alpha, beta);
       const cublasStatus_t st = cublasDgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.B.data(),
                                                p.ldb, &beta, p.C.data(), p.ldc);
-      CHECK(st == CUBLAS_STATUS_SUCCESS && p.same(), "call %d: status %d, result %s", i, st, p.same() ? "right" : "WRONG");
+      CHECK(st == CUBLAS_STATUS_SUCCESS && p.same(), "call %d: status %d, result %s", i, st,
+            p.same() ? "right" : "WRONG");
     }
     cublasDestroy_v2(h);
     if (expect == "invalid-setting") {
@@ -141,8 +142,8 @@ int main() {
   const int count = colon == std::string::npos ? 0 : std::atoi(expect.c_str() + colon + 1);
   const bool emulating = scheme == "ozaki1" || scheme == "ozaki2";
   if (!(expect == "native" || (emulating && count > 0))) {
-    std::fprintf(stderr, "FAIL: HOOK_MOCK_EXPECT=%s is not native, ozaki1:S, ozaki2:N, unavailable or invalid-setting\n",
-                 expect.c_str());
+    std::fprintf(stderr, "FAIL: HOOK_MOCK_EXPECT=%s is not native, ozaki1:S, ozaki2:N, unavailable or "
+                 "invalid-setting\n", expect.c_str());
     return 1;
   }
   std::printf("hook mock test, expecting %s\n", expect.c_str());

@@ -71,8 +71,12 @@ cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t m) 
 cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t* m) {
   return on_handle(h, [&](Handle& x) { *m = x.pmode; });
 }
-cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t m) { return on_handle(h, [&](Handle& x) { x.math = m; }); }
-cublasStatus_t cublasGetMathMode(cublasHandle_t h, cublasMath_t* m) { return on_handle(h, [&](Handle& x) { *m = x.math; }); }
+cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t m) {
+  return on_handle(h, [&](Handle& x) { x.math = m; });
+}
+cublasStatus_t cublasGetMathMode(cublasHandle_t h, cublasMath_t* m) {
+  return on_handle(h, [&](Handle& x) { *m = x.math; });
+}
 
 cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                               const double* alpha, const double* A, int lda, const double* B, int ldb,

@@ -143,7 +143,8 @@ API const char* ozgemmGetStatusString(ozgemmStatus_t s) {
   return s == OZGEMM_STATUS_EXECUTION_FAILED ? "MOCK_EXECUTION_FAILED" : "MOCK_STATUS";
 }
 API const char* ozgemmGetVariantString(ozgemmVariant_t v) {
-  return v == OZGEMM_VARIANT_NATIVE ? "native" : v == OZGEMM_VARIANT_PARTIALLY_FUSED ? "mock-partially-fused" : "mock-fused";
+  if (v == OZGEMM_VARIANT_NATIVE) return "native";
+  return v == OZGEMM_VARIANT_PARTIALLY_FUSED ? "mock-partially-fused" : "mock-fused";
 }
 
 // ---- the CUDA runtime ------------------------------------------------------------------------------
