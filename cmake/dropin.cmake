@@ -59,6 +59,15 @@ if(OZGEMM_BUILD_TESTS)
   set(all_dropin_tests "")
   set(blas_lib $<TARGET_FILE:ozgemm_blas>)
 
+  # The settings parser, the argument checks, the classification and the counters (common.cpp) on
+  # their own: valid and invalid OZGEMM_*_ACCURACY / _SCHEME values, what each applies through the C
+  # API, and an Ozaki-II call info (slices 0) counted as emulated.
+  add_executable(dropin_common_test ${dropin_tests}/common_test.cpp $<TARGET_OBJECTS:ozgemm_dropin_common>)
+  ozgemm_dropin_flags(dropin_common_test)
+  set_target_properties(dropin_common_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
+  target_link_libraries(dropin_common_test PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+  add_test(NAME dropin_common COMMAND $<TARGET_FILE:dropin_common_test>)
+
   # Exported symbols and dependencies of both libraries.
   add_test(NAME dropin_exports COMMAND bash ${dropin_tests}/check_exports.sh ${hook_lib} ${blas_lib})
 
@@ -121,28 +130,59 @@ if(OZGEMM_BUILD_TESTS)
   add_library(dropin_mock_cublas SHARED ${mock}/mock_cublas.cpp)
   set_target_properties(dropin_mock_cublas PROPERTIES OUTPUT_NAME cublas VERSION 13 SOVERSION 13 CXX_STANDARD 17
                                                       LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin/mock)
-  target_include_directories(dropin_mock_cublas PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(dropin_mock_cublas PRIVATE ${PROJECT_SOURCE_DIR}/src ${CUDAToolkit_INCLUDE_DIRS})
   add_library(dropin_mock_ozgemm SHARED ${mock}/mock_ozgemm.cpp)
   set_target_properties(dropin_mock_ozgemm PROPERTIES OUTPUT_NAME mockoz CXX_STANDARD 17
                                                       LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin/mock)
-  target_include_directories(dropin_mock_ozgemm PRIVATE ${PROJECT_SOURCE_DIR}/include ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(dropin_mock_ozgemm PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src
+                                                      ${CUDAToolkit_INCLUDE_DIRS})
   target_link_libraries(dropin_mock_ozgemm PRIVATE dropin_mock_cublas)
   target_compile_options(dropin_mock_cublas PRIVATE -ffp-contract=off)
   target_compile_options(dropin_mock_ozgemm PRIVATE -ffp-contract=off)
   add_executable(dropin_hook_mock_client ${mock}/hook_mock_client.cpp)
   set_target_properties(dropin_hook_mock_client PROPERTIES CXX_STANDARD 17
                                                            RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
-  target_include_directories(dropin_hook_mock_client PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_include_directories(dropin_hook_mock_client PRIVATE ${PROJECT_SOURCE_DIR}/src ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_options(dropin_hook_mock_client PRIVATE -ffp-contract=off)
   target_link_libraries(dropin_hook_mock_client PRIVATE dropin_mock_cublas ${CMAKE_DL_LIBS} Threads::Threads)
   add_dependencies(dropin_hook_mock_client dropin_mock_ozgemm)
   set(mock_lib $<TARGET_FILE:dropin_mock_ozgemm>)
-  foreach(acc fp64 7)
-    add_test(NAME dropin_hook_mock_${acc}
+  # What ozgemm ran, counted by scheme and count (HOOK_MOCK_EXPECT in hook_mock_client.cpp); the
+  # settings reach the mock through the C API. dropin_hook_mock_test(NAME EXPECT ENV settings...
+  # [LINES regex...]): the client under the hook with those settings; each LINES regex (grep -E) must
+  # match a line of its output (the log lines, the exit summary, the messages).
+  set(hook_mock_tests "")
+  function(dropin_hook_mock_test name expect)
+    cmake_parse_arguments(arg "" "" "ENV;LINES" ${ARGN})
+    add_test(NAME ${name}
              COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=${mock_lib} OZGEMM_HOOK_MIN_SIZE=0
-                     OZGEMM_HOOK_MAX_BATCH=8 OZGEMM_HOOK_ACCURACY=${acc} OZGEMM_HOOK_LOG=summary
-                     $<TARGET_FILE:dropin_hook_mock_client>)
-  endforeach()
+                     OZGEMM_HOOK_MAX_BATCH=8 ${arg_ENV} HOOK_MOCK_EXPECT=${expect}
+                     bash ${dropin_tests}/expect_lines.sh ${arg_LINES} -- $<TARGET_FILE:dropin_hook_mock_client>)
+    set(hook_mock_tests ${hook_mock_tests} ${name} PARENT_SCOPE)
+  endfunction()
+  # FP64 mode, the mock runs native: counted native by ozgemm's choice, with the mock's reason.
+  dropin_hook_mock_test(dropin_hook_mock_fp64 native ENV OZGEMM_HOOK_ACCURACY=fp64 OZGEMM_HOOK_LOG=all
+    LINES "native DGEMM \\(FP64 fallback\\) \\[mock: fp64 mode ran native\\]"
+          "summary: native by ozgemm's choice: [0-9]+ matrices \\[mock: fp64 mode ran native\\]")
+  # FIXED Ozaki-I, 7 slices.
+  dropin_hook_mock_test(dropin_hook_mock_7 ozaki1:7 ENV OZGEMM_HOOK_ACCURACY=7 OZGEMM_HOOK_LOG=calls
+    LINES "-> ozgemm: mock-fused, Ozaki-I 7 slices \\[mock: fixed Ozaki-I, 7 slices\\]"
+          "batch=3 -> ozgemm: 3 Ozaki-I \\(7 slices\\), 0 native")
+  # FIXED Ozaki-II, 14 moduli (the call info has slices 0).
+  dropin_hook_mock_test(dropin_hook_mock_moduli14 ozaki2:14 ENV OZGEMM_HOOK_ACCURACY=moduli:14 OZGEMM_HOOK_LOG=summary
+    LINES "summary: emulated with Ozaki-II: [0-9]+ matrices \\(14 moduli: [0-9]+\\)")
+  # FP64 mode choosing Ozaki-II (as on Hopper at large shapes): emulated, never "native".
+  dropin_hook_mock_test(dropin_hook_mock_fp64_ozaki2 ozaki2:13 ENV MOCK_FP64_OZAKI2=13 OZGEMM_HOOK_LOG=all
+    LINES "-> ozgemm: mock-partially-fused, Ozaki-II 13 moduli \\[mock: fp64 mode chose Ozaki-II, 13 moduli\\]"
+          "summary: [0-9]+ calls, [0-9]+ intercepted \\(([0-9]+) matrices: \\1 emulated, 0 native"
+          "summary: emulated with Ozaki-II: [0-9]+ matrices \\(13 moduli: [0-9]+\\)")
+  # OZGEMM_HOOK_SCHEME=ozaki1 reaches ozgemmSetScheme: FP64 mode may not take Ozaki-II, runs native.
+  dropin_hook_mock_test(dropin_hook_mock_fp64_scheme_ozaki1 native ENV MOCK_FP64_OZAKI2=13 OZGEMM_HOOK_SCHEME=ozaki1)
+  # Invalid settings: said on stderr, every call forwarded (reason invalid-setting), no ozgemm handle.
+  dropin_hook_mock_test(dropin_hook_mock_invalid_moduli invalid-setting ENV OZGEMM_HOOK_ACCURACY=moduli:30
+    LINES "OZGEMM_HOOK_ACCURACY=moduli:30 is not an Ozaki-II moduli count .*forwarded")
+  dropin_hook_mock_test(dropin_hook_mock_invalid_pair invalid-setting ENV OZGEMM_HOOK_ACCURACY=7 OZGEMM_HOOK_SCHEME=ozaki2
+    LINES "OZGEMM_HOOK_ACCURACY=7 is an Ozaki-I slice count, but OZGEMM_HOOK_SCHEME=ozaki2")
   # libozgemm missing, or no GPU: every call forwarded, said once.
   add_test(NAME dropin_hook_mock_nolib
            COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=/nonexistent/libozgemm.so.0
@@ -165,14 +205,14 @@ if(OZGEMM_BUILD_TESTS)
                      bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
   endforeach()
   if(OZGEMM_SYSTEM_BLAS_LIBRARY)
-    foreach(variant mock mock-partial)
+    foreach(variant mock mock-partial mock-ozaki2 mock-fp64-ozaki2 invalid-setting)
       add_test(NAME dropin_blas_client_${variant}
                COMMAND ${CMAKE_COMMAND} -E env OZGEMM_MOCK_LIBRARY=${mock_lib}
                        bash ${dropin_tests}/run_client.sh ${variant} blas ${blas_lib} $<TARGET_FILE:dropin_blas_client>)
       list(APPEND all_dropin_tests dropin_blas_client_${variant})
     endforeach()
   endif()
-  list(APPEND all_dropin_tests dropin_hook_mock_fp64 dropin_hook_mock_7 dropin_hook_mock_nolib dropin_hook_mock_nogpu
+  list(APPEND all_dropin_tests ${hook_mock_tests} dropin_hook_mock_nolib dropin_hook_mock_nogpu
                                dropin_hook_real_libozgemm_nogpu
                                dropin_blas_mock_xblat3d
                                dropin_blas_mock_xdcblat3)
@@ -180,7 +220,7 @@ if(OZGEMM_BUILD_TESTS)
   # numpy from Debian (/usr/bin/python3 + python3-numpy) through the preloaded library.
   add_test(NAME dropin_numpy COMMAND bash ${dropin_tests}/run_numpy.sh ${blas_lib})
 
-  list(APPEND all_dropin_tests dropin_exports dropin_xblat3d dropin_xblat3d_min0 dropin_xdcblat3
+  list(APPEND all_dropin_tests dropin_common dropin_exports dropin_xblat3d dropin_xblat3d_min0 dropin_xdcblat3
                                dropin_xdcblat3_min0 dropin_numpy)
   foreach(t dropin_cublas_linked dropin_cublas_dlopen)
     foreach(variant default min0 off)

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "dropin/common.hpp"
+#include "dropin/reference_dgemm.hpp"
 
 namespace ozgemm {
 namespace dropin {
@@ -46,6 +47,7 @@ enum { kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112, kConjTran
 
 enum Reason {
   kDisabled,
+  kInvalidSetting,  // OZGEMM_BLAS_ACCURACY / _SCHEME (or the hook's) could not be read: everything forwarded
   kInvalidArgs,     // reported through xerbla_ (dgemm_) or forwarded to the system cblas_dgemm
   kQuickReturn,     // m, n or k == 0, or alpha == 0: the system BLAS scales C by beta
   kBelowMinSize,
@@ -53,40 +55,27 @@ enum Reason {
   kFailed,          // the offload failed; the system BLAS ran the call (or its remaining columns)
   kReasonCount
 };
-const char* const kReasonNames[] = {"disabled", "invalid-args", "quick-return", "below-min-size",
+const char* const kReasonNames[] = {"disabled", "invalid-setting", "invalid-args", "quick-return", "below-min-size",
                                     "ozgemm-unavailable", "offload-failed", nullptr};
+static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1 && kReasonCount <= kMaxReasons,
+              "reason names");
 const char* const kApiNames[] = {"dgemm_", "cblas_dgemm", nullptr};
 
 Stats& stats() {
-  static Stats* s = [] {
-    auto* st = new Stats();  // never destroyed
-    st->prefix = kPrefix;
-    st->reason_names = kReasonNames;
-    st->reason_count = kReasonCount;
-    st->api_names = kApiNames;
-    return st;
-  }();
+  static Stats* s = new Stats(kPrefix, kReasonNames, kApiNames);  // never destroyed: read by the exit report
   return *s;
 }
 
 struct Config {
-  std::atomic<bool> enabled{true};
-  int slices = 0;
-  int64_t min_size = int64_t(1) << 27;  // 512^3
+  Settings settings;
   int64_t stage_bytes = int64_t(32) << 20;  // each of the two pinned staging buffers (a testing knob)
-  LogMode log = LogMode::None;
-  std::string stats_file;
 };
 Config& config() {
   static Config* c = [] {
-    auto* cfg = new Config();
-    cfg->enabled = env_bool(kPrefix, "OZGEMM_BLAS", true);
-    const char* acc_var = env_str("OZGEMM_BLAS_ACCURACY") ? "OZGEMM_BLAS_ACCURACY" : "OZGEMM_HOOK_ACCURACY";
-    cfg->slices = env_accuracy(kPrefix, acc_var, 0);
-    cfg->min_size = env_size(kPrefix, "OZGEMM_BLAS_MIN_SIZE", cfg->min_size);
+    auto* cfg = new Config();  // never destroyed
+    // The accuracy and scheme default to the hook's variables (one setting for a process using both).
+    cfg->settings.read(kPrefix, "OZGEMM_BLAS", "OZGEMM_HOOK", int64_t(1) << 27);  // 512^3
     cfg->stage_bytes = std::max<int64_t>(64, env_size(kPrefix, "OZGEMM_BLAS_STAGE_BYTES", cfg->stage_bytes));
-    cfg->log = env_log(kPrefix, "OZGEMM_BLAS_LOG");
-    if (const char* f = env_str("OZGEMM_BLAS_STATS")) cfg->stats_file = f;
     return cfg;
   }();
   return *c;
@@ -162,38 +151,6 @@ const System& sys() {
   return *s;
 }
 
-// Reference DGEMM (BLAS/SRC/dgemm.f, same loop order), used only when no system BLAS exists.
-void reference_dgemm(bool nota, bool notb, int m, int n, int k, double alpha, const double* A, int lda,
-                     const double* B, int ldb, double beta, double* C, int ldc) {
-  auto a = [&](int i, int l) { return A[i + int64_t(l) * lda]; };
-  auto b = [&](int l, int j) { return B[l + int64_t(j) * ldb]; };
-  auto c = [&](int i, int j) -> double& { return C[i + int64_t(j) * ldc]; };
-  if (m == 0 || n == 0 || ((alpha == 0.0 || k == 0) && beta == 1.0)) return;
-  if (alpha == 0.0) {
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) c(i, j) = beta == 0.0 ? 0.0 : beta * c(i, j);
-    return;
-  }
-  for (int j = 0; j < n; ++j) {
-    if (nota) {
-      if (beta == 0.0)
-        for (int i = 0; i < m; ++i) c(i, j) = 0.0;
-      else if (beta != 1.0)
-        for (int i = 0; i < m; ++i) c(i, j) = beta * c(i, j);
-      for (int l = 0; l < k; ++l) {
-        const double t = alpha * (notb ? b(l, j) : b(j, l));
-        for (int i = 0; i < m; ++i) c(i, j) += t * a(i, l);
-      }
-    } else {
-      for (int i = 0; i < m; ++i) {
-        double t = 0.0;
-        for (int l = 0; l < k; ++l) t += a(l, i) * (notb ? b(l, j) : b(j, l));
-        c(i, j) = beta == 0.0 ? alpha * t : alpha * t + beta * c(i, j);
-      }
-    }
-  }
-}
-
 bool lsame(char c, char u) { return c == u || c == u + ('a' - 'A'); }
 
 void system_dgemm(char ta, char tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
@@ -221,17 +178,7 @@ void report(const char* srname, int info) {
 
 // reference DGEMM's checks: the first failing parameter number, 0 if all valid
 int check_dgemm(char ta, char tb, int m, int n, int k, int lda, int ldb, int ldc) {
-  const bool nota = lsame(ta, 'N'), notb = lsame(tb, 'N');
-  const int nrowa = nota ? m : k, nrowb = notb ? k : n;
-  if (!nota && !lsame(ta, 'C') && !lsame(ta, 'T')) return 1;
-  if (!notb && !lsame(tb, 'C') && !lsame(tb, 'T')) return 2;
-  if (m < 0) return 3;
-  if (n < 0) return 4;
-  if (k < 0) return 5;
-  if (lda < std::max(1, nrowa)) return 8;
-  if (ldb < std::max(1, nrowb)) return 10;
-  if (ldc < std::max(1, m)) return 13;
-  return 0;
+  return gemm_argument_error(op_of_char(ta), op_of_char(tb), m, n, k, lda, ldb, ldc);
 }
 
 // ---- the offload -------------------------------------------------------------------------------------
@@ -273,11 +220,18 @@ bool init(Offload& o, const OzApi& oz) {
   }
   if (oz.get_device(&o.device) != cudaSuccess) return cuda_ok(oz, cudaErrorUnknown, "cudaGetDevice");
   ozgemmStatus_t s = oz.create(&o.oz);
-  if (s == OZGEMM_STATUS_SUCCESS) s = oz.set_slices(o.oz, config().slices);
   if (s != OZGEMM_STATUS_SUCCESS) {
     oz.get_last_error();
     say_once(kPrefix, "create", "ozgemm cannot run here (%s); every DGEMM goes to the system BLAS",
              oz.status_string(s));
+    return false;
+  }
+  const AccuracySetting& accuracy = config().settings.accuracy;
+  s = apply(oz, o.oz, accuracy);
+  if (s != OZGEMM_STATUS_SUCCESS) {
+    oz.get_last_error();
+    say_once(kPrefix, "create", "ozgemm rejects the accuracy setting (%s: %s); every DGEMM goes to the system BLAS",
+             accuracy.text().c_str(), oz.status_string(s));
     return false;
   }
   if (!cuda_ok(oz, oz.stream_create(&o.stream, cudaStreamNonBlocking), "cudaStreamCreate")) return false;
@@ -405,22 +359,23 @@ int64_t offload(char ta, char tb, int m, int n, int k, double alpha, const doubl
     }
   } restore{oz, prev_device, o.device};
 
-  const bool nota = lsame(ta, 'N'), notb = lsame(tb, 'N');
-  const int64_t rows_a = nota ? m : k, cols_a = nota ? k : m;
-  const int64_t rows_b = notb ? k : n, cols_b = notb ? n : k;
+  const Op opa = op_of_char(ta), opb = op_of_char(tb);
+  const bool nota = opa == Op::N, notb = opb == Op::N;
+  const int64_t ra = rows_a(opa, m, k), cols_a = nota ? k : m;
+  const int64_t rb = rows_b(opb, k, n), cols_b = notb ? n : k;
   int64_t done = 0;
-  bool ok = ensure_stage(o, oz, size_t(std::max<int64_t>({config().stage_bytes, rows_a * 8, rows_b * 8, int64_t(m) * 8}))) &&
-            ensure_dev(o, oz, 0, size_t(rows_a * cols_a) * 8) && ensure_dev(o, oz, 1, size_t(rows_b * cols_b) * 8) &&
+  bool ok = ensure_stage(o, oz, size_t(std::max<int64_t>({config().stage_bytes, ra * 8, rb * 8, int64_t(m) * 8}))) &&
+            ensure_dev(o, oz, 0, size_t(ra * cols_a) * 8) && ensure_dev(o, oz, 1, size_t(rb * cols_b) * 8) &&
             ensure_dev(o, oz, 2, size_t(int64_t(m) * n) * 8);
   int slot = 0;
-  ok = ok && upload(o, oz, A, rows_a, cols_a, lda, o.dev[0], &slot) &&
-       upload(o, oz, B, rows_b, cols_b, ldb, o.dev[1], &slot);
+  ok = ok && upload(o, oz, A, ra, cols_a, lda, o.dev[0], &slot) &&
+       upload(o, oz, B, rb, cols_b, ldb, o.dev[1], &slot);
   if (ok && beta != 0.0) ok = upload(o, oz, C, m, n, ldc, o.dev[2], &slot);  // beta == 0: C is not read
   if (ok) {
     ozgemmStatus_t s = oz.set_stream(o.oz, o.stream);
     if (s == OZGEMM_STATUS_SUCCESS)
       s = oz.dgemm(o.oz, nota ? CUBLAS_OP_N : CUBLAS_OP_T, notb ? CUBLAS_OP_N : CUBLAS_OP_T, m, n, k, &alpha,
-                   o.dev[0], int(rows_a), o.dev[1], int(rows_b), &beta, o.dev[2], m);
+                   o.dev[0], int(ra), o.dev[1], int(rb), &beta, o.dev[2], m);
     if (s != OZGEMM_STATUS_SUCCESS) {
       oz.get_last_error();
       std::string key = std::string("fail-") + oz.status_string(s);
@@ -428,9 +383,7 @@ int64_t offload(char ta, char tb, int m, int n, int k, double alpha, const doubl
                " (reported once per status)", m, n, k, oz.status_string(s));
       ok = false;
     } else {
-      // A library that does not fill the call info yet (variant AUTO, 0 slices): unreported.
-      *have_info = oz.get_last_call_info && oz.get_last_call_info(o.oz, info) == OZGEMM_STATUS_SUCCESS &&
-                   (info->variant != OZGEMM_VARIANT_AUTO || info->slices > 0);
+      *have_info = last_call_info(oz, o.oz, info) != nullptr;
     }
   }
   if (ok) done = download(o, oz, o.dev[2], m, n, C, ldc);
@@ -453,19 +406,20 @@ template <typename Forward>
 void gemm(int api, char ta, char tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
           int ldb, double beta, double* C, int ldc, Forward forward) {
   Stats& S = stats();
-  Config& cfg = config();
+  const Settings& set = config().settings;
   auto decline = [&](Reason r) {
     S.decline(r);
-    if (cfg.log == LogMode::All) {
+    if (set.log == LogMode::All) {
       std::string o = std::string("system BLAS (") + kReasonNames[r] + ")";
       log_call(kApiNames[api], ta, tb, m, n, k, o.c_str());
     }
     DepthGuard guard;
     forward();
   };
-  if (!cfg.enabled.load(std::memory_order_relaxed)) return decline(kDisabled);
+  if (!set.enabled.load(std::memory_order_relaxed)) return decline(kDisabled);
+  if (!set.accuracy_valid) return decline(kInvalidSetting);
   if (m == 0 || n == 0 || k == 0 || alpha == 0.0) return decline(kQuickReturn);
-  if (double(m) * double(n) * double(k) < double(cfg.min_size)) return decline(kBelowMinSize);
+  if (double(m) * double(n) * double(k) < double(set.min_size)) return decline(kBelowMinSize);
 
   const uint64_t t0 = now_ns();
   bool unavailable = false, have_info = false;
@@ -485,26 +439,14 @@ void gemm(int api, char ta, char tb, int m, int n, int k, double alpha, const do
   }
   const uint64_t dt = now_ns() - t0;
   S.intercepted.fetch_add(1, std::memory_order_relaxed);
-  S.gemms.fetch_add(1, std::memory_order_relaxed);
   S.flop.fetch_add(uint64_t(2.0 * double(m) * double(n) * double(k)), std::memory_order_relaxed);
   S.time_ns.fetch_add(dt, std::memory_order_relaxed);
-  const OzApi& oz = oz_api(self_address());
-  const bool emulated = have_info && info.slices > 0 && info.variant != OZGEMM_VARIANT_NATIVE;
-  if (emulated) {
-    S.emulated.fetch_add(1, std::memory_order_relaxed);
-    if (info.slices <= OZGEMM_MAX_SLICES) S.slices[info.slices].fetch_add(1, std::memory_order_relaxed);
-  } else if (have_info) {
-    S.ozgemm_native.fetch_add(1, std::memory_order_relaxed);
-  }
-  if (cfg.log == LogMode::Calls || cfg.log == LogMode::All) {
+  const Ran ran = S.record(have_info ? &info : nullptr);
+  if (set.log == LogMode::Calls || set.log == LogMode::All) {
+    const OzApi& oz = oz_api(self_address());
     char o[400];
-    if (emulated)
-      std::snprintf(o, sizeof o, "GPU ozgemm: %s, %d slices [%s] %.3f ms (with transfers)",
-                    oz.variant_string(info.variant), info.slices, info.reason, dt * 1e-6);
-    else if (have_info)
-      std::snprintf(o, sizeof o, "GPU ozgemm: native DGEMM [%s] %.3f ms (with transfers)", info.reason, dt * 1e-6);
-    else
-      std::snprintf(o, sizeof o, "GPU ozgemm (no call info) %.3f ms (with transfers)", dt * 1e-6);
+    std::snprintf(o, sizeof o, "GPU ozgemm: %s [%s] %.3f ms (with transfers)", describe_run(oz, ran, info).c_str(),
+                  have_info ? info.reason : set.accuracy.text().c_str(), dt * 1e-6);
     log_call(kApiNames[api], ta, tb, m, n, k, o);
   }
 }
@@ -597,42 +539,15 @@ __attribute__((visibility("default"))) unsigned long long ozgemmBlasCounter(cons
   return stats().get(name);
 }
 __attribute__((visibility("default"))) size_t ozgemmBlasStatsJson(char* buf, size_t len) {
-  const std::string j = stats().json();
-  if (buf && len) {
-    const size_t n = std::min(len - 1, j.size());
-    std::memcpy(buf, j.data(), n);
-    buf[n] = '\0';
-  }
-  return j.size();
+  return stats().copy_json(buf, len);
 }
 __attribute__((visibility("default"))) void ozgemmBlasResetStats(void) { stats().reset(); }
-__attribute__((visibility("default"))) int ozgemmBlasSetEnabled(int on) {
-  Config& cfg = config();
-  const bool prev = cfg.enabled.load();
-  if (on >= 0) cfg.enabled.store(on != 0);
-  return prev ? 1 : 0;
-}
+__attribute__((visibility("default"))) int ozgemmBlasSetEnabled(int on) { return config().settings.set_enabled(on); }
 
 }  // extern "C"
 
 namespace {
 __attribute__((destructor)) void report_at_exit() {
-  Config& cfg = config();
-  Stats& S = stats();
-  // A process that never called a GEMM (e.g. a tool spawned by the program, inheriting LD_PRELOAD)
-  // stays silent and leaves the stats file alone.
-  if (S.calls.load() == 0 && S.internal.load() == 0) return;
-  if (cfg.log == LogMode::Summary || cfg.log == LogMode::All) S.print_summary();
-  if (!cfg.stats_file.empty()) {
-    std::string path = cfg.stats_file;
-    const size_t p = path.find("%p");
-    if (p != std::string::npos) path.replace(p, 2, std::to_string(getpid()));
-    if (FILE* f = std::fopen(path.c_str(), "w")) {
-      std::fprintf(f, "%s\n", S.json().c_str());
-      std::fclose(f);
-    } else {
-      say(kPrefix, "cannot write the stats file %s", path.c_str());
-    }
-  }
+  if (stats().any_calls()) stats().report_at_exit(config().settings);
 }
 }  // namespace

@@ -15,7 +15,10 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ozgemm/ozgemm.h"
 
@@ -29,11 +32,61 @@ const char* env_str(const char* name);
 bool env_bool(const char* prefix, const char* name, bool fallback);
 // A non-negative integer (decimal; suffixes k/M/G = 2^10/2^20/2^30 and the form 2^N accepted).
 int64_t env_size(const char* prefix, const char* name, int64_t fallback);
-// OZGEMM_HOOK_ACCURACY / OZGEMM_BLAS_ACCURACY: "fp64" (returns 0) or a slice count 1..OZGEMM_MAX_SLICES.
-int env_accuracy(const char* prefix, const char* name, int fallback);
+
+// ---- what ozgemm is asked to run ------------------------------------------------------------------------
+// OZGEMM_<LIB>_ACCURACY and OZGEMM_<LIB>_SCHEME (docs/dropin.md, "Accuracy and scheme"), applied to
+// every ozgemm handle the drop-in creates. One parser for both drop-ins.
+struct AccuracySetting {
+  ozgemmAccuracy_t mode = OZGEMM_ACCURACY_FP64;
+  // FP64: the schemes FP64 mode may choose from (AUTO: both). FIXED: the scheme of `count`
+  // (OZAKI1 or OZAKI2, never AUTO).
+  ozgemmScheme_t scheme = OZGEMM_SCHEME_AUTO;
+  // FIXED: Ozaki-I slices (1..OZGEMM_MAX_SLICES) or Ozaki-II moduli
+  // (OZGEMM_MIN_MODULI..OZGEMM_MAX_MODULI), by `scheme`. FP64: 0.
+  int count = 0;
+  // For messages: "fp64, scheme auto", "fixed, Ozaki-I 7 slices", "fixed, Ozaki-II 14 moduli".
+  std::string text() const;
+};
+// Parses an accuracy value (fp64 | default | <s> | slices:<s> | moduli:<n>, any case; nullptr: fp64)
+// and a scheme value (auto | ozaki1 | ozaki2, any case; nullptr: auto); the names are the variables'
+// (for the message). Returns "" and sets *out, or one sentence that says what is wrong (a value out
+// of range, an unknown word, or a count of the other scheme than the one named) and leaves *out.
+std::string parse_accuracy(const char* accuracy_name, const char* accuracy, const char* scheme_name,
+                           const char* scheme, AccuracySetting* out);
+// parse_accuracy on the environment. An error is said on stderr and returns false: the drop-in then
+// forwards every call (reason invalid-setting) rather than run something other than what was asked.
+bool env_accuracy(const char* prefix, const char* accuracy_var, const char* scheme_var, AccuracySetting* out);
 
 enum class LogMode { None, Calls, All, Summary };
 LogMode env_log(const char* prefix, const char* name);
+
+// What both drop-ins read from the environment (read once; docs/dropin.md, "Variables").
+struct Settings {
+  std::atomic<bool> enabled{true};  // OZGEMM_<LIB>; the library's SetEnabled function at run time
+  bool accuracy_valid = true;       // false: the accuracy settings are invalid; every call is forwarded
+  AccuracySetting accuracy;
+  int64_t min_size = 0;             // m*n*k below which calls are forwarded
+  LogMode log = LogMode::None;
+  std::string stats_file;           // "" or the JSON file written at exit ("%p": the process id)
+  // Reads <var> (on/off), <var>_ACCURACY and <var>_SCHEME (each, when unset, from <fallback_var>_...
+  // if given), <var>_MIN_SIZE (default `min_size`), <var>_LOG and <var>_STATS; says what is wrong.
+  void read(const char* prefix, const std::string& var, const char* fallback_var, int64_t default_min_size);
+  // The library's SetEnabled: on 1/0 sets, negative only queries; returns the previous setting.
+  int set_enabled(int on);
+};
+
+// ---- GEMM arguments -----------------------------------------------------------------------------------
+// op(X) of a column-major GEMM; C (conjugate transpose) is T for real data.
+enum class Op { N, T, C, Invalid };
+Op op_of_char(char c);            // 'N'/'n', 'T'/'t', 'C'/'c'
+Op op_of_cublas(int op);          // CUBLAS_OP_N/T/C
+// Rows of the stored A (op(A) is m x k) and of the stored B (op(B) is k x n).
+inline int64_t rows_a(Op ta, int64_t m, int64_t k) { return ta == Op::N ? m : k; }
+inline int64_t rows_b(Op tb, int64_t k, int64_t n) { return tb == Op::N ? k : n; }
+// The first argument reference BLAS's DGEMM (BLAS/SRC/dgemm.f) rejects, in its order and by its
+// parameter number: 1 TRANSA, 2 TRANSB, 3 M, 4 N, 5 K, 8 LDA, 10 LDB, 13 LDC; 0 when all are valid.
+// cuBLAS rejects the same arguments (with its own status).
+int gemm_argument_error(Op ta, Op tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
 
 // ---- re-entrancy ----------------------------------------------------------------------------------
 // Calls that arrive while depth() > 0 on this thread are forwarded untouched.
@@ -51,38 +104,84 @@ void say(const char* prefix, const char* fmt, ...) __attribute__((format(printf,
 // As say(), but only the first time `key` is seen in this process.
 void say_once(const char* prefix, const char* key, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
+// ---- what ozgemm ran ------------------------------------------------------------------------------------
+// One ozgemmDgemm, read from its ozgemmCallInfo_t: an emulation (Ozaki-I with `slices`, Ozaki-II
+// with `moduli`: slices is 0 there), native DGEMM by ozgemm's choice (variant NATIVE, with
+// `reason`), or unreported (no call info: an older libozgemm, or one that left it empty).
+enum class Ran { Unreported, Ozaki1, Ozaki2, Native };
+Ran ran_of(const ozgemmCallInfo_t* info);  // nullptr: no call info
+
+// The matrices of one call by what ran (the log line of a batched call).
+struct RunTally {
+  uint64_t ozaki1 = 0, ozaki2 = 0, native = 0, unreported = 0;
+  int slices_lo = 0, slices_hi = 0, moduli_lo = 0, moduli_hi = 0;  // ranges over the emulated ones
+  void add(Ran ran, const ozgemmCallInfo_t& info);
+  // "5 Ozaki-I (7 slices), 3 Ozaki-II (13..14 moduli), 0 native"
+  std::string text() const;
+};
+
 // ---- counters -------------------------------------------------------------------------------------
-// Each library has its own Stats with its own list of decline reasons.
+// Each library has its own Stats with its own lists of decline reasons and entry points.
 constexpr int kMaxReasons = 32;
+constexpr int kMaxApis = 32;
+// Distinct native reasons kept (ozgemm's reason lines; later distinct ones count as "other").
+constexpr int kMaxNativeReasons = 16;
 struct Stats {
-  const char* prefix = "";
-  const char* const* reason_names = nullptr;  // kMaxReasons at most, nullptr-terminated
-  int reason_count = 0;
+  // reason_names: kMaxReasons at most, nullptr-terminated (Stats::reasons indices); api_names:
+  // kMaxApis at most, nullptr-terminated (per_api indices); either may be nullptr.
+  explicit Stats(const char* prefix = "", const char* const* reason_names = nullptr,
+                 const char* const* api_names = nullptr);
+  const char* const prefix;
+  const char* const* const reason_names;
+  const int reason_count;
+  const char* const* const api_names;
   std::atomic<uint64_t> calls{0};        // calls seen (not counting internal ones)
   std::atomic<uint64_t> intercepted{0};  // calls ozgemm ran (whatever it chose to run)
   std::atomic<uint64_t> declined{0};     // calls forwarded to the real function
   std::atomic<uint64_t> failed{0};       // calls where ozgemm failed and the real function ran instead
   std::atomic<uint64_t> internal{0};     // calls forwarded because this thread was inside the drop-in
   std::atomic<uint64_t> gemms{0};        // matrices ozgemm ran (a batched call counts its batch)
-  std::atomic<uint64_t> emulated{0};     // ... of which ozgemm emulated (slices > 0)
-  std::atomic<uint64_t> ozgemm_native{0};  // ... of which ozgemm ran native DGEMM (FP64 mode's choice)
-  std::atomic<uint64_t> flop{0};         // 2mnk summed over `gemms`
+  std::atomic<uint64_t> ozaki1{0};       // ... of which ozgemm emulated with Ozaki-I
+  std::atomic<uint64_t> ozaki2{0};       // ... with Ozaki-II
+  std::atomic<uint64_t> ozgemm_native{0};  // ... of which ozgemm ran native DGEMM (its own choice)
+  std::atomic<uint64_t> flop{0};         // 2mnk summed over the matrices of fully intercepted calls
   std::atomic<uint64_t> time_ns{0};      // host time spent in intercepted calls
   std::atomic<uint64_t> reasons[kMaxReasons]{};
-  std::atomic<uint64_t> slices[OZGEMM_MAX_SLICES + 1]{};  // emulated matrices per slice count
-  std::atomic<uint64_t> per_api[16]{};   // calls per entry point (names in api_names)
-  const char* const* api_names = nullptr;  // nullptr-terminated, 16 at most
+  std::atomic<uint64_t> slices[OZGEMM_MAX_SLICES + 1]{};  // Ozaki-I matrices per slice count
+  std::atomic<uint64_t> moduli[OZGEMM_MAX_MODULI + 1]{};  // Ozaki-II matrices per moduli count
+  std::atomic<uint64_t> per_api[kMaxApis]{};              // calls per entry point (names in api_names)
 
   void decline(int reason) {
     declined.fetch_add(1, std::memory_order_relaxed);
     reasons[reason].fetch_add(1, std::memory_order_relaxed);
   }
+  // One matrix ozgemm ran (info nullptr: no call info): gemms, and what ran with its count or reason.
+  Ran record(const ozgemmCallInfo_t* info);
   void reset();
-  // Counter by name: calls, intercepted, declined, failed, internal, gemms, emulated, ozgemm_native,
-  // unreported, flop, time_ns, declined:<reason>, slices:<n>, api:<name>. Unknown names give 0.
+  // Counter by name: calls, intercepted, declined, failed, internal, gemms, emulated,
+  // emulated:ozaki1, emulated:ozaki2, ozgemm_native, unreported, flop, time_ns, declined:<reason>,
+  // slices:<n> (Ozaki-I), moduli:<n> (Ozaki-II), native:<ozgemm's reason line>, api:<name>.
+  // Unknown names give 0.
   uint64_t get(const char* name) const;
   std::string json() const;
   void print_summary() const;  // several lines to stderr
+  // The JSON into buf (NUL-terminated, truncated to len); returns the length the whole text needs.
+  size_t copy_json(char* buf, size_t len) const;
+  // Whether the process made a GEMM call: a process that did not (e.g. a tool spawned by the program,
+  // inheriting LD_PRELOAD) reads no settings at exit, prints nothing and leaves the stats file alone.
+  bool any_calls() const { return calls.load() != 0 || internal.load() != 0; }
+  // At exit: the summary (log summary or all) and the stats file. Touches only objects that are
+  // never freed (it runs after static destructors).
+  void report_at_exit(const Settings& settings) const;
+
+ private:
+  uint64_t emulated() const { return ozaki1.load() + ozaki2.load(); }
+  uint64_t unreported() const { return gemms.load() - emulated() - ozgemm_native.load(); }
+  // Native matrices by ozgemm's reason line: the first kMaxNativeReasons distinct lines, in the
+  // order first seen; the rest in native_other.
+  mutable std::mutex native_mu;
+  std::vector<std::pair<std::string, uint64_t>> native_reasons;
+  uint64_t native_other = 0;
 };
 
 // ---- libozgemm and the CUDA runtime ------------------------------------------------------------------
@@ -95,6 +194,9 @@ struct OzApi {
   ozgemmStatus_t (*destroy)(ozgemmHandle_t) = nullptr;
   ozgemmStatus_t (*set_stream)(ozgemmHandle_t, cudaStream_t) = nullptr;
   ozgemmStatus_t (*set_slices)(ozgemmHandle_t, int) = nullptr;
+  ozgemmStatus_t (*set_moduli)(ozgemmHandle_t, int) = nullptr;
+  ozgemmStatus_t (*set_scheme)(ozgemmHandle_t, ozgemmScheme_t) = nullptr;
+  ozgemmStatus_t (*set_accuracy)(ozgemmHandle_t, ozgemmAccuracy_t) = nullptr;
   ozgemmStatus_t (*get_last_call_info)(ozgemmHandle_t, ozgemmCallInfo_t*) = nullptr;  // optional
   ozgemmStatus_t (*dgemm)(ozgemmHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double*,
                           const double*, int, const double*, int, const double*, double*, int) = nullptr;
@@ -122,6 +224,16 @@ struct OzApi {
 // `self` (an address inside the calling drop-in library), else the loader's search path. Loading runs
 // with depth() raised. The result is never unloaded.
 const OzApi& oz_api(const void* self);
+
+// The call info of h's last ozgemmDgemm into *info; nullptr when the library gives none.
+const ozgemmCallInfo_t* last_call_info(const OzApi& oz, ozgemmHandle_t h, ozgemmCallInfo_t* info);
+
+// Gives handle h the setting, through the C API (scheme, then the count or the accuracy mode).
+ozgemmStatus_t apply(const OzApi& oz, ozgemmHandle_t h, const AccuracySetting& setting);
+
+// What one ozgemmDgemm ran, for a log line: "fully-fused, Ozaki-I 7 slices", "partially-fused,
+// Ozaki-II 14 moduli", "native DGEMM", "native DGEMM (FP64 fallback)", "no call info".
+std::string describe_run(const OzApi& oz, Ran ran, const ozgemmCallInfo_t& info);
 
 // Directory of the object that contains `addr` ("" when unknown).
 std::string object_dir(const void* addr);

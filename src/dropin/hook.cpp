@@ -31,6 +31,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -41,6 +43,23 @@ namespace ozgemm {
 namespace dropin {
 namespace hook {
 
+const char* const kApiNames[] = {"cublasDgemm_v2",
+                                 "cublasDgemm_v2_64",
+                                 "cublasGemmEx",
+                                 "cublasGemmEx_64",
+                                 "cublasDgemmStridedBatched",
+                                 "cublasDgemmStridedBatched_64",
+                                 "cublasDgemmBatched",
+                                 "cublasDgemmBatched_64",
+                                 "cublasGemmStridedBatchedEx",
+                                 "cublasGemmStridedBatchedEx_64",
+                                 "cublasGemmBatchedEx",
+                                 "cublasGemmBatchedEx_64",
+                                 "cublasDgemm",
+                                 nullptr};
+static_assert(sizeof(kApiNames) / sizeof(kApiNames[0]) == int(Api::Count) + 1 && int(Api::Count) <= kMaxApis,
+              "api names");
+
 namespace {
 
 constexpr const char* kPrefix = "ozgemm-hook";
@@ -48,7 +67,8 @@ constexpr const char* kPrefix = "ozgemm-hook";
 // Decline reasons (Stats::reasons indices; names in kReasonNames, the same order).
 enum Reason {
   kDisabled,
-  kNotFp64,          // an Ex call with other types or another compute type
+  kInvalidSetting,   // OZGEMM_HOOK_ACCURACY / OZGEMM_HOOK_SCHEME could not be read: everything forwarded
+  kNotFp64,          // other element types (an Ex call) or another compute type
   kPedanticMath,     // CUBLAS_PEDANTIC_MATH or CUBLAS_COMPUTE_64F_PEDANTIC
   kCublasEmulation,  // CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH or CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
   kInvalidArgs,      // cuBLAS reports the error itself
@@ -70,59 +90,30 @@ enum Reason {
   kReasonCount
 };
 const char* const kReasonNames[] = {
-    "disabled",  "not-fp64",        "pedantic-math",       "cublas-fp64-emulation", "invalid-args",
-    "empty",     "alpha-zero",      "too-large-for-int32", "below-min-size",        "batch-too-large",
-    "overlapping-c", "handle-query-failed", "graph-capture", "ozgemm-unavailable", "device-mismatch",
-    "scalar-read-failed", "pointer-array-read-failed", "legacy-not-initialised", "cuda-error", "ozgemm-failed",
-    nullptr};
-static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1, "reason names");
-
-const char* const kApiNames[] = {"cublasDgemm_v2",
-                                 "cublasDgemm_v2_64",
-                                 "cublasGemmEx",
-                                 "cublasGemmEx_64",
-                                 "cublasDgemmStridedBatched",
-                                 "cublasDgemmStridedBatched_64",
-                                 "cublasDgemmBatched",
-                                 "cublasDgemmBatched_64",
-                                 "cublasGemmStridedBatchedEx",
-                                 "cublasGemmStridedBatchedEx_64",
-                                 "cublasGemmBatchedEx",
-                                 "cublasGemmBatchedEx_64",
-                                 "cublasDgemm",
-                                 nullptr};
-static_assert(sizeof(kApiNames) / sizeof(kApiNames[0]) == int(Api::Count) + 1, "api names");
+    "disabled",           "invalid-setting",           "not-fp64",           "pedantic-math",
+    "cublas-fp64-emulation", "invalid-args",           "empty",              "alpha-zero",
+    "too-large-for-int32", "below-min-size",           "batch-too-large",    "overlapping-c",
+    "handle-query-failed", "graph-capture",            "ozgemm-unavailable", "device-mismatch",
+    "scalar-read-failed", "pointer-array-read-failed", "legacy-not-initialised", "cuda-error",
+    "ozgemm-failed",      nullptr};
+static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1 && kReasonCount <= kMaxReasons,
+              "reason names");
 
 Stats& stats() {
-  static Stats* s = [] {
-    auto* st = new Stats();  // never destroyed: read by the exit report
-    st->prefix = kPrefix;
-    st->reason_names = kReasonNames;
-    st->reason_count = kReasonCount;
-    st->api_names = kApiNames;
-    return st;
-  }();
+  static Stats* s = new Stats(kPrefix, kReasonNames, kApiNames);  // never destroyed: read by the exit report
   return *s;
 }
 
 struct Config {
-  std::atomic<bool> enabled{true};
-  int slices = 0;                   // 0: FP64 accuracy mode; else FIXED with this count
-  int64_t min_size = int64_t(1) << 30;
-  int64_t max_batch = 1024;         // 0: no limit
-  LogMode log = LogMode::None;
-  std::string stats_file;
+  Settings settings;
+  int64_t max_batch = 1024;  // 0: no limit
 };
 
 Config& config() {
   static Config* c = [] {
     auto* cfg = new Config();  // never destroyed
-    cfg->enabled = env_bool(kPrefix, "OZGEMM_HOOK", true);
-    cfg->slices = env_accuracy(kPrefix, "OZGEMM_HOOK_ACCURACY", 0);
-    cfg->min_size = env_size(kPrefix, "OZGEMM_HOOK_MIN_SIZE", cfg->min_size);
+    cfg->settings.read(kPrefix, "OZGEMM_HOOK", nullptr, int64_t(1) << 30);
     cfg->max_batch = env_size(kPrefix, "OZGEMM_HOOK_MAX_BATCH", cfg->max_batch);
-    cfg->log = env_log(kPrefix, "OZGEMM_HOOK_LOG");
-    if (const char* f = env_str("OZGEMM_HOOK_STATS")) cfg->stats_file = f;
     return cfg;
   }();
   return *c;
@@ -179,23 +170,11 @@ const Real* real_of_library_defining(void* fn) {
   if (!lib) return nullptr;  // kept open (reference) for the life of the process
   auto* r = new Real();
   r->path = strdup(path.c_str());
-  load_sym(lib, "cublasDgemm_v2", &r->dgemm);
-  load_sym(lib, "cublasDgemm_v2_64", &r->dgemm_64);
-  load_sym(lib, "cublasGemmEx", &r->gemm_ex);
-  load_sym(lib, "cublasGemmEx_64", &r->gemm_ex_64);
-  load_sym(lib, "cublasDgemmStridedBatched", &r->dgemm_sb);
-  load_sym(lib, "cublasDgemmStridedBatched_64", &r->dgemm_sb_64);
-  load_sym(lib, "cublasDgemmBatched", &r->dgemm_b);
-  load_sym(lib, "cublasDgemmBatched_64", &r->dgemm_b_64);
-  load_sym(lib, "cublasGemmStridedBatchedEx", &r->gemm_sb_ex);
-  load_sym(lib, "cublasGemmStridedBatchedEx_64", &r->gemm_sb_ex_64);
-  load_sym(lib, "cublasGemmBatchedEx", &r->gemm_b_ex);
-  load_sym(lib, "cublasGemmBatchedEx_64", &r->gemm_b_ex_64);
+  for (int i = 0; i < int(Api::Count); ++i) load_sym(lib, kApiNames[i], &r->entry[i]);
   load_sym(lib, "cublasDestroy_v2", &r->destroy);
   load_sym(lib, "cublasGetStream_v2", &r->get_stream);
   load_sym(lib, "cublasGetPointerMode_v2", &r->get_pointer_mode);
   load_sym(lib, "cublasGetMathMode", &r->get_math_mode);
-  load_sym(lib, "cublasDgemm", &r->legacy_dgemm);
   load_sym(lib, "cublasInit", &r->legacy_init);
   load_sym(lib, "cublasShutdown", &r->legacy_shutdown);
   load_sym(lib, "cublasSetKernelStream", &r->legacy_set_kernel_stream);
@@ -295,29 +274,23 @@ std::shared_ptr<HandleState> state_of(cublasHandle_t h) {
   return p;
 }
 
-const char* op_name(int op) {
-  switch (op) {
-    case CUBLAS_OP_N: return "N";
-    case CUBLAS_OP_T: return "T";
-    case CUBLAS_OP_C: return "C";
-    default: return "?";
-  }
-}
+// 'N', 'T', 'C', or '?' for an invalid cublasOperation_t value.
+char op_name(int op) { return "NTC?"[int(op_of_cublas(op))]; }
 
 void log_call(const Call& c, const char* outcome) {
   char dims[160];
   if (c.batch != 1 || c.strided || c.arrays)
-    std::snprintf(dims, sizeof dims, "%s%s m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64,
+    std::snprintf(dims, sizeof dims, "%c%c m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " batch=%" PRId64,
                   op_name(c.transa), op_name(c.transb), c.m, c.n, c.k, c.batch);
   else
-    std::snprintf(dims, sizeof dims, "%s%s m=%" PRId64 " n=%" PRId64 " k=%" PRId64, op_name(c.transa),
+    std::snprintf(dims, sizeof dims, "%c%c m=%" PRId64 " n=%" PRId64 " k=%" PRId64, op_name(c.transa),
                   op_name(c.transb), c.m, c.n, c.k);
   say(kPrefix, "%s %s -> %s", kApiNames[int(c.api)], dims, outcome);
 }
 
 bool decline(Call& c, Reason r) {
   stats().decline(r);
-  if (config().log == LogMode::All) {
+  if (config().settings.log == LogMode::All) {
     std::string o = std::string("cuBLAS (") + kReasonNames[r] + ")";
     log_call(c, o.c_str());
   }
@@ -325,31 +298,26 @@ bool decline(Call& c, Reason r) {
   return false;
 }
 
-bool valid_op(int op) { return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C; }
-
 bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_t* status) {
   Stats& S = stats();
-  Config& cfg = config();
-  if (!cfg.enabled.load(std::memory_order_relaxed)) return decline(c, kDisabled);
-  if (c.ex) {
-    if (c.a_type != CUDA_R_64F || c.b_type != CUDA_R_64F || c.c_type != CUDA_R_64F) return decline(c, kNotFp64);
-    if (c.compute == CUBLAS_COMPUTE_64F_PEDANTIC) return decline(c, kPedanticMath);
-    if (int(c.compute) == 79) return decline(c, kCublasEmulation);  // CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
-    if (c.compute != CUBLAS_COMPUTE_64F) return decline(c, kNotFp64);
-  }
+  const Config& cfg = config();
+  const Settings& set = cfg.settings;
+  if (!set.enabled.load(std::memory_order_relaxed)) return decline(c, kDisabled);
+  if (!set.accuracy_valid) return decline(c, kInvalidSetting);
+  if (c.a_type != CUDA_R_64F || c.b_type != CUDA_R_64F || c.c_type != CUDA_R_64F) return decline(c, kNotFp64);
+  if (c.compute == CUBLAS_COMPUTE_64F_PEDANTIC) return decline(c, kPedanticMath);
+  if (int(c.compute) == 79) return decline(c, kCublasEmulation);  // CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
+  if (c.compute != CUBLAS_COMPUTE_64F) return decline(c, kNotFp64);
   // Arguments: anything cuBLAS would reject, or a quick return, is cuBLAS's to do.
-  if (!valid_op(c.transa) || !valid_op(c.transb)) return decline(c, kInvalidArgs);
-  if (c.m < 0 || c.n < 0 || c.k < 0 || c.batch < 0) return decline(c, kInvalidArgs);
-  const int64_t rows_a = c.transa == CUBLAS_OP_N ? c.m : c.k, rows_b = c.transb == CUBLAS_OP_N ? c.k : c.n;
-  if (c.lda < std::max<int64_t>(1, rows_a) || c.ldb < std::max<int64_t>(1, rows_b) ||
-      c.ldc < std::max<int64_t>(1, c.m))
+  if (gemm_argument_error(op_of_cublas(c.transa), op_of_cublas(c.transb), c.m, c.n, c.k, c.lda, c.ldb, c.ldc) ||
+      c.batch < 0)
     return decline(c, kInvalidArgs);
   if (!c.alpha || !c.beta) return decline(c, kInvalidArgs);
   if (c.m == 0 || c.n == 0 || c.k == 0 || c.batch == 0) return decline(c, kEmpty);
   if (c.arrays ? (!c.A_array || !c.B_array || !c.C_array) : (!c.A || !c.B || !c.C)) return decline(c, kInvalidArgs);
   if (c.m > INT_MAX || c.n > INT_MAX || c.k > INT_MAX || c.lda > INT_MAX || c.ldb > INT_MAX || c.ldc > INT_MAX)
     return decline(c, kTooLarge);
-  if (double(c.m) * double(c.n) * double(c.k) < double(cfg.min_size)) return decline(c, kBelowMinSize);
+  if (double(c.m) * double(c.n) * double(c.k) < double(set.min_size)) return decline(c, kBelowMinSize);
   if (cfg.max_batch > 0 && c.batch > cfg.max_batch) return decline(c, kBatchTooLarge);
   if (c.strided && c.batch > 1) {
     // Distinct C matrices must not overlap (cuBLAS leaves that undefined; the hook does not guess).
@@ -401,13 +369,18 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
     DepthGuard guard;
     int dev = -1;
     ozgemmStatus_t s = oz.get_device(&dev) == cudaSuccess ? oz.create(&st->oz) : OZGEMM_STATUS_ARCH_MISMATCH;
-    if (s == OZGEMM_STATUS_SUCCESS) s = oz.set_slices(st->oz, cfg.slices);
+    const bool created = s == OZGEMM_STATUS_SUCCESS;
+    if (created) s = apply(oz, st->oz, set.accuracy);
     if (s != OZGEMM_STATUS_SUCCESS) {
       if (st->oz) oz.destroy(st->oz);
       st->oz = nullptr;
       st->unusable = true;
       oz.get_last_error();
-      say_once(kPrefix, "create", "ozgemm cannot run here (%s); the calls go to cuBLAS", oz.status_string(s));
+      if (created)
+        say_once(kPrefix, "create", "ozgemm rejects the accuracy setting (%s: %s); the calls go to cuBLAS",
+                 set.accuracy.text().c_str(), oz.status_string(s));
+      else
+        say_once(kPrefix, "create", "ozgemm cannot run here (%s); the calls go to cuBLAS", oz.status_string(s));
     } else {
       st->device = dev;
     }
@@ -437,15 +410,14 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
   }
   if (alpha == 0.0) return decline(c, kAlphaZero);
 
-  // Batched calls with pointer arrays: the arrays live on the device; read them once.
-  std::vector<const void*> pa, pb;
-  std::vector<void*> pc;
+  // The matrices: batched calls with pointer arrays have them on the device (read once); the others
+  // lie i strides (in elements) after the first.
+  const size_t batch = size_t(c.batch);
+  std::vector<const void*> pa(batch), pb(batch);
+  std::vector<void*> pc(batch);
   if (c.arrays) {
     DepthGuard guard;
-    const size_t bytes = size_t(c.batch) * sizeof(void*);
-    pa.resize(size_t(c.batch));
-    pb.resize(size_t(c.batch));
-    pc.resize(size_t(c.batch));
+    const size_t bytes = batch * sizeof(void*);
     if (oz.memcpy_async(pa.data(), c.A_array, bytes, cudaMemcpyDefault, stream) != cudaSuccess ||
         oz.memcpy_async(pb.data(), c.B_array, bytes, cudaMemcpyDefault, stream) != cudaSuccess ||
         oz.memcpy_async(pc.data(), c.C_array, bytes, cudaMemcpyDefault, stream) != cudaSuccess ||
@@ -453,97 +425,62 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
       oz.get_last_error();
       return decline(c, kPointerArrayRead);
     }
+  } else {
+    for (size_t i = 0; i < batch; ++i) {
+      pa[i] = static_cast<const double*>(c.A) + int64_t(i) * c.stride_a;
+      pb[i] = static_cast<const double*>(c.B) + int64_t(i) * c.stride_b;
+      pc[i] = static_cast<double*>(c.C) + int64_t(i) * c.stride_c;
+    }
   }
 
   // Run, one matrix at a time, on the caller's stream.
+  const bool logging = set.log == LogMode::Calls || set.log == LogMode::All;
   const uint64_t t0 = now_ns();
-  int64_t emulated = 0, native = 0;
-  int smin = INT_MAX, smax = 0;
+  RunTally tally;  // what ran, for the log line
   ozgemmCallInfo_t last{};
-  bool have_info = false;
+  Ran last_ran = Ran::Unreported;
   {
     DepthGuard guard;
     ozgemmStatus_t s = oz.set_stream(st->oz, stream);
-    for (int64_t i = 0; i < c.batch && s == OZGEMM_STATUS_SUCCESS; ++i) {
-      const double *A, *B;
-      double* C;
-      if (c.arrays) {
-        A = static_cast<const double*>(pa[size_t(i)]);
-        B = static_cast<const double*>(pb[size_t(i)]);
-        C = static_cast<double*>(pc[size_t(i)]);
-      } else {
-        A = c.A + i * c.stride_a;
-        B = c.B + i * c.stride_b;
-        C = c.C + i * c.stride_c;
-      }
+    if (s != OZGEMM_STATUS_SUCCESS) {
+      oz.get_last_error();
+      return decline(c, kFailed);
+    }
+    for (int64_t i = 0; i < c.batch; ++i) {
       s = oz.dgemm(st->oz, cublasOperation_t(c.transa), cublasOperation_t(c.transb), int(c.m), int(c.n), int(c.k),
-                   &alpha, A, int(c.lda), B, int(c.ldb), &beta, C, int(c.ldc));
+                   &alpha, static_cast<const double*>(pa[size_t(i)]), int(c.lda),
+                   static_cast<const double*>(pb[size_t(i)]), int(c.ldb), &beta, static_cast<double*>(pc[size_t(i)]),
+                   int(c.ldc));
       if (s != OZGEMM_STATUS_SUCCESS) {
         oz.get_last_error();
         S.failed.fetch_add(1, std::memory_order_relaxed);
-        S.reasons[kFailed].fetch_add(1, std::memory_order_relaxed);
-        S.declined.fetch_add(1, std::memory_order_relaxed);
+        S.decline(kFailed);
         std::string key = std::string("fail-") + oz.status_string(s);
         say_once(kPrefix, key.c_str(), "ozgemm failed on %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64
                  " (%s); cuBLAS runs this call%s (reported once per status)",
                  kApiNames[int(c.api)], c.m, c.n, c.k, oz.status_string(s), i > 0 ? "'s remaining matrices" : "");
-        c.first = i;
-        if (cfg.log == LogMode::All || cfg.log == LogMode::Calls) {
+        c.first = i;  // matrices 0..i-1 stay done (and counted)
+        if (logging) {
           std::string o = std::string("ozgemm failed (") + oz.status_string(s) + "), cuBLAS from matrix " +
                           std::to_string(i);
           log_call(c, o.c_str());
         }
-        S.gemms.fetch_add(uint64_t(i), std::memory_order_relaxed);
-        S.emulated.fetch_add(uint64_t(emulated), std::memory_order_relaxed);
-        S.ozgemm_native.fetch_add(uint64_t(native), std::memory_order_relaxed);
         return false;
       }
-      // What ozgemm ran. A library that does not fill the call info yet (variant AUTO, 0 slices)
-      // leaves the matrix unreported: counted in gemms, neither emulated nor native.
-      ozgemmCallInfo_t info{};
-      const bool valid = oz.get_last_call_info && oz.get_last_call_info(st->oz, &info) == OZGEMM_STATUS_SUCCESS &&
-                         (info.variant != OZGEMM_VARIANT_AUTO || info.slices > 0);
-      if (valid) {
-        have_info = true;
-        last = info;
-        if (info.slices > 0 && info.variant != OZGEMM_VARIANT_NATIVE) {
-          ++emulated;
-          smin = std::min(smin, info.slices);
-          smax = std::max(smax, info.slices);
-          if (info.slices <= OZGEMM_MAX_SLICES) S.slices[info.slices].fetch_add(1, std::memory_order_relaxed);
-        } else {
-          ++native;
-        }
-      }
-    }
-    if (s != OZGEMM_STATUS_SUCCESS) {  // set_stream failed
-      oz.get_last_error();
-      return decline(c, kFailed);
+      last_ran = S.record(last_call_info(oz, st->oz, &last));
+      tally.add(last_ran, last);
     }
   }
   const uint64_t dt = now_ns() - t0;
   S.intercepted.fetch_add(1, std::memory_order_relaxed);
-  S.gemms.fetch_add(uint64_t(c.batch), std::memory_order_relaxed);
-  S.emulated.fetch_add(uint64_t(emulated), std::memory_order_relaxed);
-  S.ozgemm_native.fetch_add(uint64_t(native), std::memory_order_relaxed);
   S.flop.fetch_add(uint64_t(2.0 * double(c.m) * double(c.n) * double(c.k) * double(c.batch)),
                    std::memory_order_relaxed);
   S.time_ns.fetch_add(dt, std::memory_order_relaxed);
-  if (cfg.log == LogMode::Calls || cfg.log == LogMode::All) {
-    char o[400];
-    if (!have_info) {
-      std::snprintf(o, sizeof o, "ozgemm (%s; no call info) %.3f ms", cfg.slices ? "fixed" : "fp64", dt * 1e-6);
-    } else if (c.batch == 1) {
-      if (emulated)
-        std::snprintf(o, sizeof o, "ozgemm: %s, %d slices%s [%s] %.3f ms", oz.variant_string(last.variant),
-                      last.slices, cfg.slices ? " (fixed)" : "", last.reason, dt * 1e-6);
-      else
-        std::snprintf(o, sizeof o, "ozgemm: native DGEMM%s [%s] %.3f ms", last.fell_back ? " (FP64 fallback)" : "",
-                      last.reason, dt * 1e-6);
-    } else {
-      std::snprintf(o, sizeof o, "ozgemm: %" PRId64 " emulated (slices %d..%d), %" PRId64 " native [last: %s] %.3f ms",
-                    emulated, emulated ? smin : 0, smax, native, last.reason, dt * 1e-6);
-    }
+  if (logging) {
+    const std::string ran = c.batch == 1 ? describe_run(oz, last_ran, last) : tally.text();
+    char o[480];
+    std::snprintf(o, sizeof o, "ozgemm: %s [%s%s] %.3f ms", ran.c_str(), c.batch == 1 ? "" : "last: ",
+                  last_ran == Ran::Unreported ? set.accuracy.text().c_str() : last.reason, dt * 1e-6);
     log_call(c, o);
   }
   *status = CUBLAS_STATUS_SUCCESS;
@@ -600,271 +537,212 @@ void forget(cublasHandle_t handle) noexcept {
 }  // namespace ozgemm
 
 // ======================================================================================================
-// Exported entry points. Each resolves the real function for its caller, offers the call to run(),
-// and forwards what run() leaves.
+// Exported entry points. Each cuBLAS GEMM operation is one table: the roles of its parameters
+// (Operation<...>), from which one template describes the call (set) and forwards the matrices
+// ozgemm left (rest). Its entry points, the int and the _64 forms, are instantiations of that template
+// with their parameter types, one row each (OZ_HOOK_ENTRY); complex ones (cublasZgemm_v2, _64,
+// Zgemm3m, batched) would be rows with T = cuDoubleComplex once Element<cuDoubleComplex> exists and
+// run() takes CUDA_C_64F. intercept() resolves the real function for the caller, offers the call to
+// run() and forwards what run() leaves.
 // ======================================================================================================
+namespace ozgemm {
+namespace dropin {
+namespace hook {
+namespace {
+
+// The cudaDataType of the hook's typed entry points' element types (complex: cuDoubleComplex,
+// CUDA_C_64F, with element_bytes 16).
+template <typename T>
+struct Element;
+template <>
+struct Element<double> {
+  static constexpr cudaDataType type = CUDA_R_64F;
+};
+
+// Bytes of one element of type t: only the types the hook runs (a call of another type is never
+// partly run, so its offsets are 0).
+size_t element_bytes(cudaDataType t) { return t == CUDA_R_64F ? sizeof(double) : 0; }
+
+// p advanced by `elements` elements of type t.
+template <typename P>
+P* advance(P* p, long long elements, cudaDataType t) {
+  using Byte = typename std::conditional<std::is_const<P>::value, const char, char>::type;
+  return elements ? reinterpret_cast<P*>(reinterpret_cast<Byte*>(p) + elements * (long long)element_bytes(t)) : p;
+}
+
+// What each parameter of a GEMM entry point (after the handle) stands for. The plain roles set the
+// Call member of the same position in kPlainFields; A, B, C are the operands.
+enum class Role {
+  TransA, TransB, M, N, K, Alpha, Beta, Lda, Ldb, Ldc, AType, BType, CType, StrideA, StrideB, StrideC, Batch,
+  Compute,                 // (AType .. CType, Compute: Ex calls only; typed calls take the types from T)
+  A, B, C,                 // a matrix (T*), or a device array of matrices (T* const*: a pointer-array batch)
+  Algo                     // Ex calls: not used (ozgemm has no algorithm choice)
+};
+constexpr auto kPlainFields =
+    std::make_tuple(&Call::transa, &Call::transb, &Call::m, &Call::n, &Call::k, &Call::alpha, &Call::beta, &Call::lda,
+                    &Call::ldb, &Call::ldc, &Call::a_type, &Call::b_type, &Call::c_type, &Call::stride_a,
+                    &Call::stride_b, &Call::stride_c, &Call::batch, &Call::compute);
+static_assert(std::tuple_size<decltype(kPlainFields)>::value == int(Role::A), "one Call member per plain role");
+// Per operand (A, B, C): the matrix, the pointer array, the element type, the stride.
+constexpr auto kMatrices = std::make_tuple(&Call::A, &Call::B, &Call::C);
+constexpr auto kArrays = std::make_tuple(&Call::A_array, &Call::B_array, &Call::C_array);
+constexpr auto kTypes = std::make_tuple(&Call::a_type, &Call::b_type, &Call::c_type);
+constexpr auto kStrides = std::make_tuple(&Call::stride_a, &Call::stride_b, &Call::stride_c);
+
+// True for a pointer array (const T* const*), false for a matrix (const T*).
+template <typename P>
+constexpr bool is_array = std::is_pointer<typename std::remove_cv<typename std::remove_pointer<P>::type>::type>::value;
+
+// The parameter with role R, of value v, into the call's description.
+template <Role R, typename V>
+void set(Call& c, V v) {
+  constexpr int operand = int(R) - int(Role::A);  // 0, 1, 2 for A, B, C
+  if constexpr (R < Role::A) {
+    c.*std::get<int(R)>(kPlainFields) = v;
+  } else if constexpr (R != Role::Algo) {
+    using Matrix = typename std::conditional<is_array<V>, typename std::remove_pointer<V>::type, V>::type;
+    using T = typename std::remove_cv<typename std::remove_pointer<Matrix>::type>::type;
+    if constexpr (!std::is_void<T>::value) c.*std::get<operand>(kTypes) = Element<T>::type;  // typed call
+    if constexpr (is_array<V>) {
+      using Array = typename std::remove_reference<decltype(c.*std::get<operand>(kArrays))>::type;
+      c.arrays = true;
+      c.*std::get<operand>(kArrays) = reinterpret_cast<Array>(v);
+    } else {
+      c.*std::get<operand>(kMatrices) = v;
+    }
+  }
+}
+
+// The parameter with role R, of value v, for the call that forwards the matrices [c.first, batch):
+// matrices and pointer arrays advanced by c.first, the batch count reduced by it.
+template <Role R, typename V>
+V rest(const Call& c, V v) {
+  constexpr int operand = int(R) - int(Role::A);
+  if constexpr (R == Role::A || R == Role::B || R == Role::C) {
+    if constexpr (is_array<V>)
+      return v + c.first;  // a device array: offsetting the array offsets the batch
+    else
+      return advance(v, c.first * c.*std::get<operand>(kStrides), c.*std::get<operand>(kTypes));
+  } else if constexpr (R == Role::Batch) {
+    return v - V(c.first);
+  } else {
+    return v;
+  }
+}
+
+// A GEMM operation: the roles of its parameters after the handle, in order. Its int and _64 entry
+// points (and complex ones) differ only in the parameters' types, which the templates deduce.
+template <Role... R>
+struct Operation {
+  template <typename... V>
+  static void describe(Call& c, V... v) {
+    static_assert(sizeof...(R) == sizeof...(V), "one role per parameter");
+    (set<R>(c, v), ...);
+    c.strided = ((R == Role::StrideA) || ...);
+  }
+  template <typename Fn, typename... V>
+  static cublasStatus_t forward(Fn fn, const Call& c, cublasHandle_t h, V... v) {
+    return fn(h, rest<R>(c, v)...);
+  }
+};
+
+// The operations, with their parameters (cublas_api.h) as OZ_PARAMS_<operation>(T, Int) and their
+// names as OZ_ARGS_<operation>. The Ex operations take their element types at run time: T = void.
+using R = Role;
+// cublas<t>gemm (cublasDgemm_v2, _64)
+using Gemm = Operation<R::TransA, R::TransB, R::M, R::N, R::K, R::Alpha, R::A, R::Lda, R::B, R::Ldb, R::Beta, R::C,
+                       R::Ldc>;
+#define OZ_PARAMS_Gemm(T, Int)                                                                                 \
+  cublasOperation_t ta, cublasOperation_t tb, Int m, Int n, Int k, const T *alpha, const T *A, Int lda,        \
+      const T *B, Int ldb, const T *beta, T *C, Int ldc
+#define OZ_ARGS_Gemm ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc
+// cublasGemmEx (_64)
+using GemmEx = Operation<R::TransA, R::TransB, R::M, R::N, R::K, R::Alpha, R::A, R::AType, R::Lda, R::B, R::BType,
+                         R::Ldb, R::Beta, R::C, R::CType, R::Ldc, R::Compute, R::Algo>;
+#define OZ_PARAMS_GemmEx(T, Int)                                                                               \
+  cublasOperation_t ta, cublasOperation_t tb, Int m, Int n, Int k, const T *alpha, const T *A, cudaDataType At, \
+      Int lda, const T *B, cudaDataType Bt, Int ldb, const T *beta, T *C, cudaDataType Ct, Int ldc,            \
+      cublasComputeType_t compute, cublasGemmAlgo_t algo
+#define OZ_ARGS_GemmEx ta, tb, m, n, k, alpha, A, At, lda, B, Bt, ldb, beta, C, Ct, ldc, compute, algo
+// cublas<t>gemmStridedBatched (_64)
+using GemmStrided = Operation<R::TransA, R::TransB, R::M, R::N, R::K, R::Alpha, R::A, R::Lda, R::StrideA, R::B,
+                              R::Ldb, R::StrideB, R::Beta, R::C, R::Ldc, R::StrideC, R::Batch>;
+#define OZ_PARAMS_GemmStrided(T, Int)                                                                          \
+  cublasOperation_t ta, cublasOperation_t tb, Int m, Int n, Int k, const T *alpha, const T *A, Int lda,        \
+      long long sA, const T *B, Int ldb, long long sB, const T *beta, T *C, Int ldc, long long sC, Int batch
+#define OZ_ARGS_GemmStrided ta, tb, m, n, k, alpha, A, lda, sA, B, ldb, sB, beta, C, ldc, sC, batch
+// cublas<t>gemmBatched (_64): A, B, C are device arrays of pointers
+using GemmBatched = Operation<R::TransA, R::TransB, R::M, R::N, R::K, R::Alpha, R::A, R::Lda, R::B, R::Ldb, R::Beta,
+                              R::C, R::Ldc, R::Batch>;
+#define OZ_PARAMS_GemmBatched(T, Int)                                                                          \
+  cublasOperation_t ta, cublasOperation_t tb, Int m, Int n, Int k, const T *alpha, const T *const A[], Int lda, \
+      const T *const B[], Int ldb, const T *beta, T *const C[], Int ldc, Int batch
+#define OZ_ARGS_GemmBatched ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, batch
+// cublasGemmStridedBatchedEx (_64)
+using GemmStridedEx = Operation<R::TransA, R::TransB, R::M, R::N, R::K, R::Alpha, R::A, R::AType, R::Lda, R::StrideA,
+                                R::B, R::BType, R::Ldb, R::StrideB, R::Beta, R::C, R::CType, R::Ldc, R::StrideC,
+                                R::Batch, R::Compute, R::Algo>;
+#define OZ_PARAMS_GemmStridedEx(T, Int)                                                                        \
+  cublasOperation_t ta, cublasOperation_t tb, Int m, Int n, Int k, const T *alpha, const T *A, cudaDataType At, \
+      Int lda, long long sA, const T *B, cudaDataType Bt, Int ldb, long long sB, const T *beta, T *C,          \
+      cudaDataType Ct, Int ldc, long long sC, Int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo
+#define OZ_ARGS_GemmStridedEx \
+  ta, tb, m, n, k, alpha, A, At, lda, sA, B, Bt, ldb, sB, beta, C, Ct, ldc, sC, batch, compute, algo
+// cublasGemmBatchedEx (_64)
+using GemmBatchedEx = Operation<R::TransA, R::TransB, R::M, R::N, R::K, R::Alpha, R::A, R::AType, R::Lda, R::B,
+                                R::BType, R::Ldb, R::Beta, R::C, R::CType, R::Ldc, R::Batch, R::Compute, R::Algo>;
+#define OZ_PARAMS_GemmBatchedEx(T, Int)                                                                        \
+  cublasOperation_t ta, cublasOperation_t tb, Int m, Int n, Int k, const T *alpha, const T *const A[],          \
+      cudaDataType At, Int lda, const T *const B[], cudaDataType Bt, Int ldb, const T *beta, T *const C[],     \
+      cudaDataType Ct, Int ldc, Int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo
+#define OZ_ARGS_GemmBatchedEx ta, tb, m, n, k, alpha, A, At, lda, B, Bt, ldb, beta, C, Ct, ldc, batch, compute, algo
+
+// One hooked call of operation Op (real function type Fn) through entry point `api`, made from
+// return address `caller`.
+template <typename Op, typename Fn, typename... V>
+cublasStatus_t intercept(Api api, const void* caller, cublasHandle_t h, V... v) {
+  bool from_ozgemm = false;
+  const Real& r = real_for(caller, &from_ozgemm);
+  const Fn fn = r.get<Fn>(api);
+  if (!fn) return missing(kApiNames[int(api)]);
+  Call c;
+  c.from_ozgemm = from_ozgemm;
+  c.api = api;
+  Op::describe(c, v...);
+  cublasStatus_t st;
+  if (run(r, h, c, &st)) return st;
+  return Op::forward(fn, c, h, v...);
+}
+
+}  // namespace
+}  // namespace hook
+}  // namespace dropin
+}  // namespace ozgemm
+
 using namespace ozgemm::dropin;
 using namespace ozgemm::dropin::hook;
 
 #define OZ_CALLER __builtin_return_address(0)
 
+// The two exported entry points of an operation: NAME with int sizes (Api API) and NAME_64 with int64_t
+// sizes (Api API64); OP is the operation (its parameters: OZ_PARAMS_<OP>), T the element type.
+#define OZ_HOOK_ENTRY(NAME, API, OP, T, Int)                                   \
+  cublasStatus_t NAME(cublasHandle_t h, OZ_PARAMS_##OP(T, Int)) {              \
+    using Fn = cublasStatus_t (*)(cublasHandle_t, OZ_PARAMS_##OP(T, Int));      \
+    return intercept<OP, Fn>(Api::API, OZ_CALLER, h, OZ_ARGS_##OP);             \
+  }
+#define OZ_HOOK_ENTRIES(NAME, API, OP, T) \
+  OZ_HOOK_ENTRY(NAME, API, OP, T, int)    \
+  OZ_HOOK_ENTRY(NAME##_64, API##64, OP, T, int64_t)
+
 extern "C" {
 
-cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                              const double* alpha, const double* A, int lda, const double* B, int ldb,
-                              const double* beta, double* C, int ldc) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.dgemm) return missing("cublasDgemm_v2");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::Dgemm;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta, c.A = A, c.B = B, c.C = C;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  return r.dgemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-cublasStatus_t cublasDgemm_v2_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
-                                 int64_t k, const double* alpha, const double* A, int64_t lda, const double* B,
-                                 int64_t ldb, const double* beta, double* C, int64_t ldc) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.dgemm_64) return missing("cublasDgemm_v2_64");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::Dgemm64;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta, c.A = A, c.B = B, c.C = C;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  return r.dgemm_64(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                            const void* alpha, const void* A, cudaDataType Atype, int lda, const void* B,
-                            cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc,
-                            cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.gemm_ex) return missing("cublasGemmEx");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::GemmEx;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta;
-  c.A = static_cast<const double*>(A), c.B = static_cast<const double*>(B), c.C = static_cast<double*>(C);
-  c.ex = true, c.a_type = Atype, c.b_type = Btype, c.c_type = Ctype, c.compute = computeType;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  return r.gemm_ex(h, ta, tb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-}
-
-cublasStatus_t cublasGemmEx_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n,
-                               int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda,
-                               const void* B, cudaDataType Btype, int64_t ldb, const void* beta, void* C,
-                               cudaDataType Ctype, int64_t ldc, cublasComputeType_t computeType,
-                               cublasGemmAlgo_t algo) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.gemm_ex_64) return missing("cublasGemmEx_64");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::GemmEx64;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta;
-  c.A = static_cast<const double*>(A), c.B = static_cast<const double*>(B), c.C = static_cast<double*>(C);
-  c.ex = true, c.a_type = Atype, c.b_type = Btype, c.c_type = Ctype, c.compute = computeType;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  return r.gemm_ex_64(h, ta, tb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType,
-                      algo);
-}
-
-cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                                         int k, const double* alpha, const double* A, int lda, long long strideA,
-                                         const double* B, int ldb, long long strideB, const double* beta, double* C,
-                                         int ldc, long long strideC, int batchCount) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.dgemm_sb) return missing("cublasDgemmStridedBatched");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::DgemmStridedBatched;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta, c.A = A, c.B = B, c.C = C;
-  c.strided = true, c.stride_a = strideA, c.stride_b = strideB, c.stride_c = strideC, c.batch = batchCount;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  const long long f = c.first;
-  return r.dgemm_sb(h, ta, tb, m, n, k, alpha, A + f * strideA, lda, strideA, B + f * strideB, ldb, strideB, beta,
-                    C + f * strideC, ldc, strideC, batchCount - int(f));
-}
-
-cublasStatus_t cublasDgemmStridedBatched_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
-                                            int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda,
-                                            long long strideA, const double* B, int64_t ldb, long long strideB,
-                                            const double* beta, double* C, int64_t ldc, long long strideC,
-                                            int64_t batchCount) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.dgemm_sb_64) return missing("cublasDgemmStridedBatched_64");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::DgemmStridedBatched64;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta, c.A = A, c.B = B, c.C = C;
-  c.strided = true, c.stride_a = strideA, c.stride_b = strideB, c.stride_c = strideC, c.batch = batchCount;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  const long long f = c.first;
-  return r.dgemm_sb_64(h, ta, tb, m, n, k, alpha, A + f * strideA, lda, strideA, B + f * strideB, ldb, strideB, beta,
-                       C + f * strideC, ldc, strideC, batchCount - f);
-}
-
-cublasStatus_t cublasDgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                                  const double* alpha, const double* const Aarray[], int lda,
-                                  const double* const Barray[], int ldb, const double* beta, double* const Carray[],
-                                  int ldc, int batchCount) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.dgemm_b) return missing("cublasDgemmBatched");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::DgemmBatched;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta;
-  c.arrays = true, c.batch = batchCount;
-  c.A_array = reinterpret_cast<const void* const*>(Aarray);
-  c.B_array = reinterpret_cast<const void* const*>(Barray);
-  c.C_array = reinterpret_cast<void* const*>(Carray);
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  const int f = int(c.first);  // device arrays: offsetting the array pointer is offsetting the batch
-  return r.dgemm_b(h, ta, tb, m, n, k, alpha, Aarray + f, lda, Barray + f, ldb, beta, Carray + f, ldc,
-                   batchCount - f);
-}
-
-cublasStatus_t cublasDgemmBatched_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
-                                     int64_t n, int64_t k, const double* alpha, const double* const Aarray[],
-                                     int64_t lda, const double* const Barray[], int64_t ldb, const double* beta,
-                                     double* const Carray[], int64_t ldc, int64_t batchCount) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.dgemm_b_64) return missing("cublasDgemmBatched_64");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::DgemmBatched64;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta;
-  c.arrays = true, c.batch = batchCount;
-  c.A_array = reinterpret_cast<const void* const*>(Aarray);
-  c.B_array = reinterpret_cast<const void* const*>(Barray);
-  c.C_array = reinterpret_cast<void* const*>(Carray);
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  const int64_t f = c.first;
-  return r.dgemm_b_64(h, ta, tb, m, n, k, alpha, Aarray + f, lda, Barray + f, ldb, beta, Carray + f, ldc,
-                      batchCount - f);
-}
-
-cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                                          int k, const void* alpha, const void* A, cudaDataType Atype, int lda,
-                                          long long strideA, const void* B, cudaDataType Btype, int ldb,
-                                          long long strideB, const void* beta, void* C, cudaDataType Ctype, int ldc,
-                                          long long strideC, int batchCount, cublasComputeType_t computeType,
-                                          cublasGemmAlgo_t algo) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.gemm_sb_ex) return missing("cublasGemmStridedBatchedEx");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::GemmStridedBatchedEx;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta;
-  c.A = static_cast<const double*>(A), c.B = static_cast<const double*>(B), c.C = static_cast<double*>(C);
-  c.strided = true, c.stride_a = strideA, c.stride_b = strideB, c.stride_c = strideC, c.batch = batchCount;
-  c.ex = true, c.a_type = Atype, c.b_type = Btype, c.c_type = Ctype, c.compute = computeType;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  // Only FP64 calls are ever partly run (c.first > 0), so the offsets are in doubles.
-  const long long f = c.first;
-  return r.gemm_sb_ex(h, ta, tb, m, n, k, alpha, c.A + f * strideA, Atype, lda, strideA, c.B + f * strideB, Btype,
-                      ldb, strideB, beta, c.C + f * strideC, Ctype, ldc, strideC, batchCount - int(f), computeType,
-                      algo);
-}
-
-cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
-                                             int64_t n, int64_t k, const void* alpha, const void* A,
-                                             cudaDataType Atype, int64_t lda, long long strideA, const void* B,
-                                             cudaDataType Btype, int64_t ldb, long long strideB, const void* beta,
-                                             void* C, cudaDataType Ctype, int64_t ldc, long long strideC,
-                                             int64_t batchCount, cublasComputeType_t computeType,
-                                             cublasGemmAlgo_t algo) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.gemm_sb_ex_64) return missing("cublasGemmStridedBatchedEx_64");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::GemmStridedBatchedEx64;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta;
-  c.A = static_cast<const double*>(A), c.B = static_cast<const double*>(B), c.C = static_cast<double*>(C);
-  c.strided = true, c.stride_a = strideA, c.stride_b = strideB, c.stride_c = strideC, c.batch = batchCount;
-  c.ex = true, c.a_type = Atype, c.b_type = Btype, c.c_type = Ctype, c.compute = computeType;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  const long long f = c.first;
-  return r.gemm_sb_ex_64(h, ta, tb, m, n, k, alpha, c.A + f * strideA, Atype, lda, strideA, c.B + f * strideB, Btype,
-                         ldb, strideB, beta, c.C + f * strideC, Ctype, ldc, strideC, batchCount - f, computeType,
-                         algo);
-}
-
-cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                                   const void* alpha, const void* const Aarray[], cudaDataType Atype, int lda,
-                                   const void* const Barray[], cudaDataType Btype, int ldb, const void* beta,
-                                   void* const Carray[], cudaDataType Ctype, int ldc, int batchCount,
-                                   cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.gemm_b_ex) return missing("cublasGemmBatchedEx");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::GemmBatchedEx;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta;
-  c.arrays = true, c.batch = batchCount, c.A_array = Aarray, c.B_array = Barray, c.C_array = Carray;
-  c.ex = true, c.a_type = Atype, c.b_type = Btype, c.c_type = Ctype, c.compute = computeType;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  const int f = int(c.first);
-  return r.gemm_b_ex(h, ta, tb, m, n, k, alpha, Aarray + f, Atype, lda, Barray + f, Btype, ldb, beta, Carray + f,
-                     Ctype, ldc, batchCount - f, computeType, algo);
-}
-
-cublasStatus_t cublasGemmBatchedEx_64(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,
-                                      int64_t n, int64_t k, const void* alpha, const void* const Aarray[],
-                                      cudaDataType Atype, int64_t lda, const void* const Barray[], cudaDataType Btype,
-                                      int64_t ldb, const void* beta, void* const Carray[], cudaDataType Ctype,
-                                      int64_t ldc, int64_t batchCount, cublasComputeType_t computeType,
-                                      cublasGemmAlgo_t algo) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.gemm_b_ex_64) return missing("cublasGemmBatchedEx_64");
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = Api::GemmBatchedEx64;
-  c.transa = ta, c.transb = tb, c.m = m, c.n = n, c.k = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc;
-  c.alpha = alpha, c.beta = beta;
-  c.arrays = true, c.batch = batchCount, c.A_array = Aarray, c.B_array = Barray, c.C_array = Carray;
-  c.ex = true, c.a_type = Atype, c.b_type = Btype, c.c_type = Ctype, c.compute = computeType;
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  const int64_t f = c.first;
-  return r.gemm_b_ex_64(h, ta, tb, m, n, k, alpha, Aarray + f, Atype, lda, Barray + f, Btype, ldb, beta, Carray + f,
-                        Ctype, ldc, batchCount - f, computeType, algo);
-}
+OZ_HOOK_ENTRIES(cublasDgemm_v2, Dgemm, Gemm, double)
+OZ_HOOK_ENTRIES(cublasGemmEx, GemmEx, GemmEx, void)
+OZ_HOOK_ENTRIES(cublasDgemmStridedBatched, DgemmStridedBatched, GemmStrided, double)
+OZ_HOOK_ENTRIES(cublasDgemmBatched, DgemmBatched, GemmBatched, double)
+OZ_HOOK_ENTRIES(cublasGemmStridedBatchedEx, GemmStridedBatchedEx, GemmStridedEx, void)
+OZ_HOOK_ENTRIES(cublasGemmBatchedEx, GemmBatchedEx, GemmBatchedEx, void)
 
 cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
   bool from_ozgemm = false;
@@ -876,57 +754,25 @@ cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
 
 // ---- the hook's own interface (docs/dropin.md, "Counters"); for ctypes and tests ----------------------
 
-// A counter by name (calls, intercepted, declined, failed, internal, gemms, emulated, ozgemm_native,
-// unreported, flop, time_ns, declined:<reason>, slices:<n>, api:<entry point>); 0 for unknown names.
+// A counter by name (Stats::get has the names); 0 for unknown names.
 unsigned long long ozgemmHookCounter(const char* name) { return stats().get(name); }
 
 // The counters as one JSON object into buf (NUL-terminated, truncated to len); returns the length
 // the whole text needs (without the NUL).
-size_t ozgemmHookStatsJson(char* buf, size_t len) {
-  const std::string j = stats().json();
-  if (buf && len) {
-    const size_t n = std::min(len - 1, j.size());
-    std::memcpy(buf, j.data(), n);
-    buf[n] = '\0';
-  }
-  return j.size();
-}
+size_t ozgemmHookStatsJson(char* buf, size_t len) { return stats().copy_json(buf, len); }
 
 void ozgemmHookResetStats(void) { stats().reset(); }
 
 // Turns interception on (1) or off (0) at run time; returns the previous setting. Negative: query.
-int ozgemmHookSetEnabled(int on) {
-  Config& cfg = config();
-  const bool prev = cfg.enabled.load();
-  if (on >= 0) cfg.enabled.store(on != 0);
-  return prev ? 1 : 0;
-}
+int ozgemmHookSetEnabled(int on) { return config().settings.set_enabled(on); }
 
 }  // extern "C"
 
 namespace {
 
-// At exit: the summary (OZGEMM_HOOK_LOG=summary|all) and the stats file (OZGEMM_HOOK_STATS; "%p" in
-// the name becomes the process id). Runs from the loader's fini, after static destructors: only
-// heap objects that are never freed are touched.
+// At exit: the summary (OZGEMM_HOOK_LOG=summary|all) and the stats file (OZGEMM_HOOK_STATS).
 __attribute__((destructor)) void report_at_exit() {
-  Config& cfg = config();
-  Stats& S = stats();
-  // A process that never called a GEMM (e.g. a tool spawned by the program, inheriting LD_PRELOAD)
-  // stays silent and leaves the stats file alone.
-  if (S.calls.load() == 0 && S.internal.load() == 0) return;
-  if (cfg.log == LogMode::Summary || cfg.log == LogMode::All) S.print_summary();
-  if (!cfg.stats_file.empty()) {
-    std::string path = cfg.stats_file;
-    const size_t p = path.find("%p");
-    if (p != std::string::npos) path.replace(p, 2, std::to_string(getpid()));
-    if (FILE* f = std::fopen(path.c_str(), "w")) {
-      std::fprintf(f, "%s\n", S.json().c_str());
-      std::fclose(f);
-    } else {
-      say(kPrefix, "cannot write the stats file %s", path.c_str());
-    }
-  }
+  if (stats().any_calls()) stats().report_at_exit(config().settings);
 }
 
 }  // namespace

@@ -12,73 +12,34 @@ namespace ozgemm {
 namespace dropin {
 namespace hook {
 
-// ---- the real cuBLAS ------------------------------------------------------------------------------
-using DgemmFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double*,
-                                   const double*, int, const double*, int, const double*, double*, int);
-using Dgemm64Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
-                                     const double*, const double*, int64_t, const double*, int64_t, const double*,
-                                     double*, int64_t);
-using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-                                    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-using GemmEx64Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
-                                      const void*, const void*, cudaDataType, int64_t, const void*, cudaDataType,
-                                      int64_t, const void*, void*, cudaDataType, int64_t, cublasComputeType_t,
-                                      cublasGemmAlgo_t);
-using DgemmSBFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                     const double*, const double*, int, long long, const double*, int, long long,
-                                     const double*, double*, int, long long, int);
-using DgemmSB64Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
-                                       const double*, const double*, int64_t, long long, const double*, int64_t,
-                                       long long, const double*, double*, int64_t, long long, int64_t);
-using DgemmBFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                    const double*, const double* const[], int, const double* const[], int,
-                                    const double*, double* const[], int, int);
-using DgemmB64Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
-                                      const double*, const double* const[], int64_t, const double* const[], int64_t,
-                                      const double*, double* const[], int64_t, int64_t);
-using GemmSBExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                      const void*, const void*, cudaDataType, int, long long, const void*,
-                                      cudaDataType, int, long long, const void*, void*, cudaDataType, int, long long,
-                                      int, cublasComputeType_t, cublasGemmAlgo_t);
-using GemmSBEx64Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t,
-                                        int64_t, const void*, const void*, cudaDataType, int64_t, long long,
-                                        const void*, cudaDataType, int64_t, long long, const void*, void*,
-                                        cudaDataType, int64_t, long long, int64_t, cublasComputeType_t,
-                                        cublasGemmAlgo_t);
-using GemmBExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                     const void*, const void* const[], cudaDataType, int, const void* const[],
-                                     cudaDataType, int, const void*, void* const[], cudaDataType, int, int,
-                                     cublasComputeType_t, cublasGemmAlgo_t);
-using GemmBEx64Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t,
-                                       int64_t, const void*, const void* const[], cudaDataType, int64_t,
-                                       const void* const[], cudaDataType, int64_t, const void*, void* const[],
-                                       cudaDataType, int64_t, int64_t, cublasComputeType_t, cublasGemmAlgo_t);
+// ---- the hooked entry points ---------------------------------------------------------------------------
+// One per exported GEMM symbol; kApiNames (hook.cpp) has their names in this order. The int and _64
+// forms of an operation are two instantiations of one template (hook.cpp, "Exported entry points").
+enum class Api {
+  Dgemm, Dgemm64, GemmEx, GemmEx64, DgemmStridedBatched, DgemmStridedBatched64, DgemmBatched, DgemmBatched64,
+  GemmStridedBatchedEx, GemmStridedBatchedEx64, GemmBatchedEx, GemmBatchedEx64, LegacyDgemm, Count
+};
+extern const char* const kApiNames[];
+
 using LegacyDgemmFn = void (*)(char, char, int, int, int, double, const double*, int, const double*, int, double,
                                double*, int);
 
+// ---- the real cuBLAS ------------------------------------------------------------------------------
 // The functions of one loaded cuBLAS (the one the caller's object links). Any pointer may be null
 // when that cuBLAS lacks the function.
 struct Real {
   const char* path = "";  // the library's file (for messages)
-  DgemmFn dgemm = nullptr;
-  Dgemm64Fn dgemm_64 = nullptr;
-  GemmExFn gemm_ex = nullptr;
-  GemmEx64Fn gemm_ex_64 = nullptr;
-  DgemmSBFn dgemm_sb = nullptr;
-  DgemmSB64Fn dgemm_sb_64 = nullptr;
-  DgemmBFn dgemm_b = nullptr;
-  DgemmB64Fn dgemm_b_64 = nullptr;
-  GemmSBExFn gemm_sb_ex = nullptr;
-  GemmSBEx64Fn gemm_sb_ex_64 = nullptr;
-  GemmBExFn gemm_b_ex = nullptr;
-  GemmBEx64Fn gemm_b_ex_64 = nullptr;
+  void* entry[int(Api::Count)] = {};  // the real function of each hooked entry point
+  // entry[api] as its function type (the operation's Fn in hook.cpp, LegacyDgemmFn)
+  template <typename Fn>
+  Fn get(Api api) const {
+    return reinterpret_cast<Fn>(entry[int(api)]);
+  }
   cublasStatus_t (*destroy)(cublasHandle_t) = nullptr;
   cublasStatus_t (*get_stream)(cublasHandle_t, cudaStream_t*) = nullptr;
   cublasStatus_t (*get_pointer_mode)(cublasHandle_t, cublasPointerMode_t*) = nullptr;
   cublasStatus_t (*get_math_mode)(cublasHandle_t, cublasMath_t*) = nullptr;
-  // legacy API (cublas.h)
-  LegacyDgemmFn legacy_dgemm = nullptr;
+  // legacy API (cublas.h), watched only
   cublasStatus_t (*legacy_init)() = nullptr;
   cublasStatus_t (*legacy_shutdown)() = nullptr;
   cublasStatus_t (*legacy_set_kernel_stream)(cudaStream_t) = nullptr;
@@ -96,11 +57,6 @@ const Real& real_for(const void* caller, bool* from_ozgemm);
 cublasStatus_t missing(const char* name);
 
 // ---- one call -----------------------------------------------------------------------------------------
-enum class Api {
-  Dgemm, Dgemm64, GemmEx, GemmEx64, DgemmStridedBatched, DgemmStridedBatched64, DgemmBatched, DgemmBatched64,
-  GemmStridedBatchedEx, GemmStridedBatchedEx64, GemmBatchedEx, GemmBatchedEx64, LegacyDgemm, Count
-};
-
 // The handle the legacy API's implicit context stands for in the per-handle map.
 extern const cublasHandle_t kLegacyHandle;
 
@@ -110,10 +66,14 @@ struct Call {
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
   const void* alpha = nullptr;  // host or device pointer (pointer mode); legacy: host copies
   const void* beta = nullptr;
-  // single and strided calls
-  const double* A = nullptr;
-  const double* B = nullptr;
-  double* C = nullptr;
+  // The element types (the hook runs CUDA_R_64F only) and, for Ex calls, the compute type (the hook
+  // runs CUBLAS_COMPUTE_64F only): calls of other types are forwarded.
+  cudaDataType a_type = CUDA_R_64F, b_type = CUDA_R_64F, c_type = CUDA_R_64F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_64F;
+  // single and strided calls (strides in elements)
+  const void* A = nullptr;
+  const void* B = nullptr;
+  void* C = nullptr;
   long long stride_a = 0, stride_b = 0, stride_c = 0;
   // pointer-array calls (device arrays of device pointers)
   const void* const* A_array = nullptr;
@@ -121,10 +81,6 @@ struct Call {
   void* const* C_array = nullptr;
   int64_t batch = 1;
   bool strided = false, arrays = false;
-  // Ex calls: all four must be FP64 for the hook to take the call
-  bool ex = false;
-  cudaDataType a_type = CUDA_R_64F, b_type = CUDA_R_64F, c_type = CUDA_R_64F;
-  cublasComputeType_t compute = CUBLAS_COMPUTE_64F;
   // legacy calls: the stream of cublasSetKernelStream and whether cublasInit succeeded
   bool legacy = false;
   cudaStream_t legacy_stream = nullptr;

@@ -68,8 +68,9 @@ void CUBLASWINAPI cublasDgemm(char transa, char transb, int m, int n, int k, dou
                               const double* B, int ldb, double beta, double* C, int ldc) {
   bool from_ozgemm = false;
   const Real& r = real_for(OZ_CALLER, &from_ozgemm);
-  if (!r.legacy_dgemm) {
-    missing("cublasDgemm");
+  const auto real_dgemm = r.get<LegacyDgemmFn>(Api::LegacyDgemm);
+  if (!real_dgemm) {
+    missing(kApiNames[int(Api::LegacyDgemm)]);
     return;
   }
   Call c;
@@ -83,7 +84,7 @@ void CUBLASWINAPI cublasDgemm(char transa, char transb, int m, int n, int k, dou
   c.alpha = &alpha, c.beta = &beta, c.A = A, c.B = B, c.C = C;
   cublasStatus_t st;
   if (run(r, kLegacyHandle, c, &st)) return;
-  r.legacy_dgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  real_dgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // extern "C"

@@ -203,18 +203,30 @@ int main(int argc, char** argv) {
     expect("declined:invalid-args", 14 + 12);  // the invalid dgemm_ and cblas_dgemm cases above
     if (variant == "off") {
       expect("declined:disabled", calls - 26);
-    } else if (variant == "mock" || variant == "mock-partial") {
+    } else if (variant == "invalid-setting") {
+      expect("declined:invalid-setting", calls - 26);
+    } else if (mock) {
       // every valid call past the quick returns went through the (mock) GPU path
       expect("declined:below-min-size", 0);
       expect("declined:ozgemm-unavailable", 0);
       expect("declined:quick-return", -1);
       expect("gemms", (long long)counter("intercepted"));
-      expect("failed", variant == "mock" ? 0 : 1);
-      expect("declined:offload-failed", variant == "mock" ? 0 : 1);
+      const int failures = variant == "mock-partial" ? 1 : 0;
+      expect("failed", failures);
+      expect("declined:offload-failed", failures);
       expect("declined", (long long)(counter("declined:invalid-args") + counter("declined:quick-return") +
                                      counter("declined:offload-failed")));
       expect("intercepted", calls - (long long)counter("declined"));
-      if (variant == "mock") expect("emulated", (long long)counter("intercepted"));
+      // What the mock ran (run_client.sh's settings): every offloaded call counted as that.
+      const long long offloaded = (long long)counter("intercepted");
+      if (variant == "mock") {
+        expect("emulated:ozaki1", offloaded);
+        expect("slices:7", offloaded);
+      } else if (variant == "mock-ozaki2" || variant == "mock-fp64-ozaki2") {
+        expect("emulated:ozaki2", offloaded);
+        expect(variant == "mock-ozaki2" ? "moduli:14" : "moduli:12", offloaded);
+        expect("ozgemm_native", 0);
+      }
     } else {
       expect("declined:quick-return", -1);
       if (variant == "min0")

@@ -69,10 +69,11 @@ if [ -s stats.json ]; then
   calls=$(sed -n 's/.*"calls": \([0-9]*\).*/\1/p' stats.json)
   if [ "${calls:-0}" -eq 0 ]; then echo "FAIL: libozgemm_blas.so saw no call (not interposed?)"; status=1; fi
   intercepted=$(sed -n 's/.*"intercepted": \([0-9]*\).*/\1/p' stats.json)
-  emulated=$(sed -n 's/.*"emulated": \([0-9]*\).*/\1/p' stats.json)
+  oz1=$(sed -n 's/.*"emulated_ozaki1": \([0-9]*\).*/\1/p' stats.json)
+  oz2=$(sed -n 's/.*"emulated_ozaki2": \([0-9]*\).*/\1/p' stats.json)
   native=$(sed -n 's/.*"ozgemm_native": \([0-9]*\).*/\1/p' stats.json)
   echo "  $tester: ${calls:-0} DGEMM calls seen, ${intercepted:-0} run by ozgemm on the GPU" \
-       "(${emulated:-0} emulated, ${native:-0} native by ozgemm's choice)"
+       "(emulated: ${oz1:-0} Ozaki-I, ${oz2:-0} Ozaki-II; ${native:-0} native by ozgemm's choice)"
   if [ "${OZGEMM_EXPECT_OFFLOAD:-0}" = 1 ] && [ "${intercepted:-0}" -eq 0 ]; then
     echo "FAIL: OZGEMM_EXPECT_OFFLOAD=1 but no call went through ozgemm"; status=1
   fi

@@ -5,7 +5,9 @@
 #   VARIANT: default (default threshold), min0 (threshold 0, GPU hidden: every call takes the
 #            GPU path's checks and must still forward), off (OZGEMM_HOOK=0 / OZGEMM_BLAS=0),
 #            mock / mock-partial (BLAS only: the offload path on the mock libozgemm in
-#            $OZGEMM_MOCK_LIBRARY; its host GEMM has reference BLAS's loops, so the bits still match)
+#            $OZGEMM_MOCK_LIBRARY; its host GEMM has reference BLAS's loops, so the bits still match);
+#            mock-ozaki2 (FIXED Ozaki-II, 14 moduli, set by the hook's variable), mock-fp64-ozaki2
+#            (FP64 mode, the mock chooses Ozaki-II with 12 moduli), invalid-setting (everything forwarded)
 #   KIND:    hook | blas
 set -euo pipefail
 variant="$1" kind="$2" lib="$3" client="$4"
@@ -21,6 +23,10 @@ case "$variant" in
                "OZGEMM_${upper}_ACCURACY=7") ;;
   mock-partial) envs+=("OZGEMM_LIBRARY=$OZGEMM_MOCK_LIBRARY" "OZGEMM_${upper}_MIN_SIZE=0" "OZGEMM_BLAS_STAGE_BYTES=64"
                        "MOCK_D2H_FAIL_AT=3") ;;
+  mock-ozaki2) envs+=("OZGEMM_LIBRARY=$OZGEMM_MOCK_LIBRARY" "OZGEMM_${upper}_MIN_SIZE=0" "OZGEMM_HOOK_ACCURACY=moduli:14") ;;
+  mock-fp64-ozaki2) envs+=("OZGEMM_LIBRARY=$OZGEMM_MOCK_LIBRARY" "OZGEMM_${upper}_MIN_SIZE=0" "MOCK_FP64_OZAKI2=12") ;;
+  invalid-setting) envs+=("OZGEMM_LIBRARY=$OZGEMM_MOCK_LIBRARY" "OZGEMM_${upper}_MIN_SIZE=0"
+                          "OZGEMM_${upper}_ACCURACY=moduli:1") ;;
   *) echo "unknown variant $variant" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d)

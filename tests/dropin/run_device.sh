@@ -11,7 +11,8 @@
 #   1. which FP64 GEMM entry points torch and CuPy import (nm -D);
 #   2. PyTorch and CuPy float64 matmul/addmm/dot/bmm/batched matmul/transposed operand and a captured
 #      CUDA graph, hook off vs on in one process, in the library's FP64 accuracy mode and with a
-#      fixed slice count (OZGEMM_HOOK_ACCURACY=7), with the intercepted-call counts; torch's addmm
+#      fixed slice count (OZGEMM_HOOK_ACCURACY=7) and moduli count (moduli:14), with the intercepted-call
+#      counts by scheme (torch's 16384^2 matmul must count as Ozaki-II on Hopper in FP64 mode); torch's addmm
 #      with a 1-D bias also without DISABLE_ADDMM_CUDA_LT=1 (the cuBLASLt path: not intercepted);
 #   3. the netlib testers xblat3d (Fortran DGEMM) and xdcblat3 (CBLAS) with OZGEMM_BLAS_MIN_SIZE=0:
 #      every DGEMM through ozgemm on the GPU; all DGEMM tests must PASS;
@@ -98,9 +99,11 @@ run_fw() {  # name framework accuracy [extra env...] [-- extra args]
 }
 run_fw torch_fp64 torch fp64 DISABLE_ADDMM_CUDA_LT=1
 run_fw torch_fixed7 torch 7 DISABLE_ADDMM_CUDA_LT=1
+run_fw torch_moduli14 torch moduli:14 DISABLE_ADDMM_CUDA_LT=1  # FIXED Ozaki-II: counted emulated (issue 29)
 run_fw torch_addmm_lt torch fp64 -- --only "addmm 1-D bias"  # torch's default: cuBLASLt epilogue, not intercepted
 run_fw cupy_fp64 cupy fp64
 run_fw cupy_fixed7 cupy 7
+run_fw cupy_moduli14 cupy moduli:14
 fi  # step 2
 
 # --- 3. netlib BLAS testers through the offload ---------------------------------------------------

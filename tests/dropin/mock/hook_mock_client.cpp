@@ -4,10 +4,16 @@
 // pointer mode and math mode, graph capture, alpha == 0, overlapping strided C, a failure part-way
 // through a batch, the legacy API, several threads with their own handles, and cublasDestroy_v2 are
 // exercised; every result is compared bit-for-bit with the host reference and the hook's counters
-// with what each case must do. OZGEMM_HOOK_ACCURACY decides what the mock runs: a slice count gives
-// "emulated" results, fp64 (default) makes the mock run native through cublasDgemm_v2, which must
-// pass through the hook (counted as internal). Run by run_hook_mock.sh; expects
-// OZGEMM_HOOK_MIN_SIZE=0 and OZGEMM_HOOK_MAX_BATCH=8.
+// with what each case must do. The hook's settings (OZGEMM_HOOK_ACCURACY, OZGEMM_HOOK_SCHEME) and the
+// mock's MOCK_FP64_OZAKI2 decide what the mock runs; HOOK_MOCK_EXPECT says what the counters must
+// then show for every matrix the hook ran:
+//   native      FP64 mode, the mock runs native through cublasDgemm_v2, which must pass through the
+//               hook (counted as internal) and be counted "native by ozgemm's choice" with its reason;
+//   ozaki1:S    emulated with Ozaki-I, S slices;
+//   ozaki2:N    emulated with Ozaki-II, N moduli (the call info has slices 0: an Ozaki-II matrix
+//               counted as native fails here);
+//   unavailable, invalid-setting: every call goes to cuBLAS, declined for that reason (a short run).
+// Run by ctest (cmake/dropin.cmake) with OZGEMM_HOOK_MIN_SIZE=0 and OZGEMM_HOOK_MAX_BATCH=8.
 #include <cublas_api.h>
 #include <dlfcn.h>
 
@@ -19,7 +25,8 @@
 #include <thread>
 #include <vector>
 
-#include "mock_gemm.hpp"
+#include "../check.hpp"
+#include "dropin/reference_dgemm.hpp"
 
 extern "C" {
 long mock_cublas_native_calls(void);
@@ -32,16 +39,6 @@ void cublasDgemm(char, char, int, int, int, double, const double*, int, const do
 }
 
 namespace {
-int g_bad = 0;
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      std::fprintf(stderr, "FAIL line %d: ", __LINE__);   \
-      std::fprintf(stderr, __VA_ARGS__);                   \
-      std::fprintf(stderr, "\n");                          \
-      ++g_bad;                                             \
-    }                                                      \
-  } while (0)
 
 using Counter = unsigned long long (*)(const char*);
 Counter counter;
@@ -89,8 +86,8 @@ struct Problem {
   }
   void reference(double alpha, double beta) {
     for (int i = 0; i < batch; ++i)
-      mock::gemm(ta == CUBLAS_OP_N, tb == CUBLAS_OP_N, m, n, k, alpha, A.data() + i * sa, lda, B.data() + i * sb, ldb,
-                 beta, ref.data() + i * sc, ldc);
+      ozgemm::dropin::reference_dgemm(ta == CUBLAS_OP_N, tb == CUBLAS_OP_N, m, n, k, alpha, A.data() + i * sa, lda,
+                                      B.data() + i * sb, ldb, beta, ref.data() + i * sc, ldc);
   }
   bool same() const { return std::memcmp(C.data(), ref.data(), C.size() * sizeof(double)) == 0; }
   std::vector<const double*> pa() { std::vector<const double*> p; for (int i = 0; i < batch; ++i) p.push_back(A.data() + i * sa); return p; }
@@ -108,8 +105,11 @@ int main() {
     std::fprintf(stderr, "FAIL: the hook is not preloaded\n");
     return 1;
   }
-  if (const char* e = std::getenv("HOOK_MOCK_EXPECT"); e && !std::strcmp(e, "unavailable")) {
-    // libozgemm missing (OZGEMM_LIBRARY points nowhere) or no GPU (MOCK_NO_GPU=1): cuBLAS runs everything.
+  const char* expect_env = std::getenv("HOOK_MOCK_EXPECT");
+  const std::string expect = expect_env ? expect_env : "";
+  if (expect == "unavailable" || expect == "invalid-setting") {
+    // unavailable: libozgemm missing (OZGEMM_LIBRARY points nowhere) or no GPU (MOCK_NO_GPU=1);
+    // invalid-setting: OZGEMM_HOOK_ACCURACY / _SCHEME cannot be read. cuBLAS runs everything.
     cublasHandle_t h;
     cublasCreate_v2(&h);
     const double alpha = 2.0, beta = 0.5;
@@ -118,20 +118,35 @@ int main() {
       p.reference(alpha, beta);
       const cublasStatus_t st = cublasDgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.B.data(),
                                                p.ldb, &beta, p.C.data(), p.ldc);
-      CHECK(st == CUBLAS_STATUS_SUCCESS && p.same(), "call %d: status %d, result %s", i, st, p.same() ? "right" : "WRONG");
+      CHECK(st == CUBLAS_STATUS_SUCCESS && p.same(), "call %d: status %d, result %s", i, st,
+            p.same() ? "right" : "WRONG");
     }
     cublasDestroy_v2(h);
-    // ozgemm-unavailable: no libozgemm or ozgemmCreate failed; cuda-error: the real CUDA runtime
-    // (the real libozgemm loaded) finds no device already at the stream query.
-    CHECK(c("intercepted") == 0 && c("declined:ozgemm-unavailable") + c("declined:cuda-error") == 3,
-          "intercepted %llu, ozgemm-unavailable %llu, cuda-error %llu", c("intercepted"),
-          c("declined:ozgemm-unavailable"), c("declined:cuda-error"));
-    std::printf("%s: ozgemm unavailable, %llu calls went to cuBLAS\n", g_bad ? "FAIL" : "OK", c("declined"));
+    if (expect == "invalid-setting") {
+      CHECK(c("intercepted") == 0 && c("declined:invalid-setting") == 3, "intercepted %llu, invalid-setting %llu",
+            c("intercepted"), c("declined:invalid-setting"));
+      CHECK(created() <= 0, "an invalid setting must not create ozgemm handles (%ld)", created());
+    } else {
+      // ozgemm-unavailable: no libozgemm or ozgemmCreate failed; cuda-error: the real CUDA runtime
+      // (the real libozgemm loaded) finds no device already at the stream query.
+      CHECK(c("intercepted") == 0 && c("declined:ozgemm-unavailable") + c("declined:cuda-error") == 3,
+            "intercepted %llu, ozgemm-unavailable %llu, cuda-error %llu", c("intercepted"),
+            c("declined:ozgemm-unavailable"), c("declined:cuda-error"));
+    }
+    std::printf("%s: %s, %llu calls went to cuBLAS\n", g_bad ? "FAIL" : "OK", expect.c_str(), c("declined"));
     return g_bad ? 1 : 0;
   }
-  const char* acc = std::getenv("OZGEMM_HOOK_ACCURACY");
-  const bool fixed = acc && std::atoi(acc) > 0;
-  std::printf("hook mock test, %s mode\n", fixed ? "FIXED (mock emulates)" : "FP64 (mock runs native via cuBLAS)");
+  // What every matrix ozgemm runs must be counted as: "native", or "ozaki1:S" / "ozaki2:N".
+  const size_t colon = expect.find(':');
+  const std::string scheme = expect.substr(0, colon);
+  const int count = colon == std::string::npos ? 0 : std::atoi(expect.c_str() + colon + 1);
+  const bool emulating = scheme == "ozaki1" || scheme == "ozaki2";
+  if (!(expect == "native" || (emulating && count > 0))) {
+    std::fprintf(stderr, "FAIL: HOOK_MOCK_EXPECT=%s is not native, ozaki1:S, ozaki2:N, unavailable or "
+                 "invalid-setting\n", expect.c_str());
+    return 1;
+  }
+  std::printf("hook mock test, expecting %s\n", expect.c_str());
 
   cublasHandle_t h;
   cublasCreate_v2(&h);
@@ -298,7 +313,7 @@ int main() {
           p.same() ? "right" : "WRONG");
     CHECK(c("failed") == failed + 1, "failure not counted");
     CHECK(oz_calls() == done + 2, "ozgemm ran %ld matrices, want 2", oz_calls() - done);
-    CHECK(mock_cublas_native_calls() - native == (fixed ? 3 : 5), "cuBLAS ran %ld matrices",
+    CHECK(mock_cublas_native_calls() - native == (emulating ? 3 : 5), "cuBLAS ran %ld matrices",
           mock_cublas_native_calls() - native);
     unsetenv("MOCK_OZGEMM_FAIL_AFTER");
     want_gemms += 2;
@@ -358,13 +373,35 @@ int main() {
         mock_cublas_live_handles());
   CHECK(c("intercepted") == want_intercepted, "intercepted %llu want %llu", c("intercepted"), want_intercepted);
   CHECK(c("gemms") == want_gemms, "gemms %llu want %llu", c("gemms"), want_gemms);
-  if (fixed) {
-    CHECK(c("emulated") == want_gemms && c("ozgemm_native") == 0, "emulated %llu native %llu", c("emulated"),
-          c("ozgemm_native"));
+  // Every matrix counted as what the mock ran, in the counters and in the JSON stats.
+  char json[4096];
+  const auto stats_json = reinterpret_cast<size_t (*)(char*, size_t)>(dlsym(RTLD_DEFAULT, "ozgemmHookStatsJson"));
+  CHECK(stats_json && stats_json(json, sizeof json) < sizeof json, "ozgemmHookStatsJson missing or too long");
+  const std::string js = stats_json ? json : "";
+  const auto has = [&](const std::string& text) {
+    CHECK(js.find(text) != std::string::npos, "the JSON stats lack %s: %s", text.c_str(), js.c_str());
+  };
+  if (emulating) {
+    const bool oz2 = scheme == "ozaki2";
+    const std::string per_count = (oz2 ? "moduli:" : "slices:") + std::to_string(count);
+    CHECK(c("emulated") == want_gemms && c(oz2 ? "emulated:ozaki2" : "emulated:ozaki1") == want_gemms &&
+              c(per_count.c_str()) == want_gemms,
+          "emulated %llu (Ozaki-I %llu, Ozaki-II %llu, %s %llu), want %llu", c("emulated"), c("emulated:ozaki1"),
+          c("emulated:ozaki2"), per_count.c_str(), c(per_count.c_str()), want_gemms);
+    CHECK(c("ozgemm_native") == 0 && c("unreported") == 0, "%s matrices counted native %llu, unreported %llu",
+          scheme.c_str(), c("ozgemm_native"), c("unreported"));
     CHECK(c("internal") == 0, "internal %llu", c("internal"));
+    const std::string n = std::to_string(want_gemms);
+    has(std::string(oz2 ? "\"emulated_ozaki2\": " : "\"emulated_ozaki1\": ") + n);
+    has(std::string(oz2 ? "\"emulated_by_moduli\": {\"" : "\"emulated_by_slices\": {\"") + std::to_string(count) +
+        "\": " + n + "}");
+    has("\"native_by_reason\": {}");
   } else {
     CHECK(c("ozgemm_native") == want_gemms && c("emulated") == 0, "emulated %llu native %llu", c("emulated"),
           c("ozgemm_native"));
+    CHECK(c("native:mock: fp64 mode ran native") == want_gemms, "native for the mock's reason: %llu",
+          c("native:mock: fp64 mode ran native"));
+    has("\"native_by_reason\": {\"mock: fp64 mode ran native\": " + std::to_string(want_gemms) + "}");
     // libozgemm's own cublasDgemm_v2 calls came back through the hook and went straight through.
     CHECK(c("internal") == want_gemms, "internal %llu want %llu", c("internal"), want_gemms);
   }

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "mock_gemm.hpp"
+#include "dropin/reference_dgemm.hpp"
 
 namespace {
 struct Handle {
@@ -20,6 +20,14 @@ std::atomic<long> g_live{0};
 cublasStatus_t g_legacy_error = CUBLAS_STATUS_SUCCESS;
 bool g_legacy_init = false;
 
+// f on the handle's settings; NOT_INITIALIZED for a null handle.
+template <typename F>
+cublasStatus_t on_handle(cublasHandle_t h, F f) {
+  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  f(*reinterpret_cast<Handle*>(h));
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 bool valid_op(cublasOperation_t o) { return o == CUBLAS_OP_N || o == CUBLAS_OP_T || o == CUBLAS_OP_C; }
 
 cublasStatus_t gemm(cublasHandle_t hh, cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k,
@@ -31,7 +39,7 @@ cublasStatus_t gemm(cublasHandle_t hh, cublasOperation_t ta, cublasOperation_t t
   if (lda < (nota ? m : k) || ldb < (notb ? k : n) || ldc < m || lda < 1 || ldb < 1 || ldc < 1)
     return CUBLAS_STATUS_INVALID_VALUE;
   ++g_native;
-  mock::gemm(nota, notb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
+  ozgemm::dropin::reference_dgemm(nota, notb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
   return CUBLAS_STATUS_SUCCESS;
 }
 }  // namespace
@@ -52,34 +60,22 @@ cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) {
-  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  reinterpret_cast<Handle*>(h)->stream = s;
-  return CUBLAS_STATUS_SUCCESS;
+  return on_handle(h, [&](Handle& x) { x.stream = s; });
 }
 cublasStatus_t cublasGetStream_v2(cublasHandle_t h, cudaStream_t* s) {
-  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  *s = reinterpret_cast<Handle*>(h)->stream;
-  return CUBLAS_STATUS_SUCCESS;
+  return on_handle(h, [&](Handle& x) { *s = x.stream; });
 }
 cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t m) {
-  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  reinterpret_cast<Handle*>(h)->pmode = m;
-  return CUBLAS_STATUS_SUCCESS;
+  return on_handle(h, [&](Handle& x) { x.pmode = m; });
 }
 cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t* m) {
-  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  *m = reinterpret_cast<Handle*>(h)->pmode;
-  return CUBLAS_STATUS_SUCCESS;
+  return on_handle(h, [&](Handle& x) { *m = x.pmode; });
 }
 cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t m) {
-  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  reinterpret_cast<Handle*>(h)->math = m;
-  return CUBLAS_STATUS_SUCCESS;
+  return on_handle(h, [&](Handle& x) { x.math = m; });
 }
 cublasStatus_t cublasGetMathMode(cublasHandle_t h, cublasMath_t* m) {
-  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
-  *m = reinterpret_cast<Handle*>(h)->math;
-  return CUBLAS_STATUS_SUCCESS;
+  return on_handle(h, [&](Handle& x) { *m = x.math; });
 }
 
 cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,

@@ -1,9 +1,14 @@
 // tests/dropin/mock/mock_ozgemm.cpp — a stand-in libozgemm (and the CUDA runtime calls the drop-ins
 // make through it) for the CPU tests of the drop-ins' GPU paths: "device" memory is host memory,
-// copies are memcpy, streams are opaque values. ozgemmDgemm computes on the host (mock_gemm.hpp):
-// FIXED mode (slices > 0) reports an emulated variant; FP64 mode runs "native" by calling
-// cublasDgemm_v2 on an internal handle, as the real library's native path does, so that call goes
-// through the preloaded hook (the re-entrancy test). Fault injection by environment:
+// copies are memcpy, streams are opaque values. The accuracy settings are kept as the real library
+// keeps them (ozgemmSetScheme / SetSlices / SetModuli / SetAccuracy). ozgemmDgemm computes on the
+// host (src/dropin/reference_dgemm.hpp) and reports what the real library would: FIXED mode an emulated variant with
+// Ozaki-I slices or, with scheme OZAKI2, Ozaki-II moduli (slices 0); FP64 mode runs "native" by
+// calling cublasDgemm_v2 on an internal handle, as the real library's native path does, so that call
+// goes through the preloaded hook (the re-entrancy test), unless
+//   MOCK_FP64_OZAKI2=N        FP64 mode "chooses" Ozaki-II with N moduli (slices 0), as the real
+//                             library does at large shapes on Hopper (scheme AUTO or OZAKI2).
+// Fault injection by environment:
 //   MOCK_OZGEMM_FAIL_AFTER=N  ozgemmDgemm fails (EXECUTION_FAILED) after N successful calls
 //   MOCK_D2H_FAIL_AT=N        the N-th device-to-host copy fails (1-based)
 //   MOCK_NO_GPU=1             cudaGetDeviceCount reports no device; ozgemmCreate ARCH_MISMATCH
@@ -17,13 +22,16 @@
 #include <cstring>
 #include <mutex>
 
-#include "mock_gemm.hpp"
+#include "dropin/reference_dgemm.hpp"
 #include "ozgemm/ozgemm.h"
 
 namespace {
 struct Ctx {
   cudaStream_t stream = nullptr;
-  int slices = 0;
+  ozgemmAccuracy_t accuracy = OZGEMM_ACCURACY_FP64;
+  ozgemmScheme_t scheme = OZGEMM_SCHEME_AUTO;
+  int slices = 0;  // 0: OZGEMM_DEFAULT_SLICES in FIXED mode
+  int moduli = 0;  // 0: OZGEMM_DEFAULT_MODULI in FIXED mode
   ozgemmCallInfo_t last{};
   cublasHandle_t internal = nullptr;
 };
@@ -63,9 +71,30 @@ API ozgemmStatus_t ozgemmSetStream(ozgemmHandle_t h, cudaStream_t s) {
   reinterpret_cast<Ctx*>(h)->stream = s;
   return OZGEMM_STATUS_SUCCESS;
 }
+// The settings, with the real library's checks and effects (ozgemm.h).
 API ozgemmStatus_t ozgemmSetSlices(ozgemmHandle_t h, int s) {
   if (s < 0 || s > OZGEMM_MAX_SLICES) return OZGEMM_STATUS_INVALID_VALUE;
-  reinterpret_cast<Ctx*>(h)->slices = s;
+  auto* c = reinterpret_cast<Ctx*>(h);
+  c->slices = s;
+  c->accuracy = s > 0 ? OZGEMM_ACCURACY_FIXED : OZGEMM_ACCURACY_FP64;
+  return OZGEMM_STATUS_SUCCESS;
+}
+API ozgemmStatus_t ozgemmSetModuli(ozgemmHandle_t h, int n) {
+  if (n != 0 && (n < OZGEMM_MIN_MODULI || n > OZGEMM_MAX_MODULI)) return OZGEMM_STATUS_INVALID_VALUE;
+  auto* c = reinterpret_cast<Ctx*>(h);
+  c->moduli = n;
+  if (n > 0) c->accuracy = OZGEMM_ACCURACY_FIXED;
+  return OZGEMM_STATUS_SUCCESS;
+}
+API ozgemmStatus_t ozgemmSetScheme(ozgemmHandle_t h, ozgemmScheme_t s) {
+  if (s != OZGEMM_SCHEME_OZAKI1 && s != OZGEMM_SCHEME_OZAKI2 && s != OZGEMM_SCHEME_AUTO)
+    return OZGEMM_STATUS_INVALID_VALUE;
+  reinterpret_cast<Ctx*>(h)->scheme = s;
+  return OZGEMM_STATUS_SUCCESS;
+}
+API ozgemmStatus_t ozgemmSetAccuracy(ozgemmHandle_t h, ozgemmAccuracy_t a) {
+  if (a != OZGEMM_ACCURACY_FP64 && a != OZGEMM_ACCURACY_FIXED) return OZGEMM_STATUS_INVALID_VALUE;
+  reinterpret_cast<Ctx*>(h)->accuracy = a;
   return OZGEMM_STATUS_SUCCESS;
 }
 API ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t h, ozgemmCallInfo_t* info) {
@@ -84,17 +113,26 @@ API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOpe
   if (fail_after >= 0 && g_calls.load() >= fail_after) return OZGEMM_STATUS_EXECUTION_FAILED;
   ++g_calls;
   g_last_stream = c->stream;
-  if (c->slices > 0) {
-    mock::gemm(nota, notb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
-    c->last = ozgemmCallInfo_t{};
-    c->last.variant = OZGEMM_VARIANT_FULLY_FUSED;
-    c->last.slices = c->slices;
-    std::snprintf(c->last.reason, sizeof c->last.reason, "mock: fixed %d slices", c->slices);
+  c->last = ozgemmCallInfo_t{};
+  const long fp64_moduli = env_long("MOCK_FP64_OZAKI2", 0);
+  const bool fixed = c->accuracy == OZGEMM_ACCURACY_FIXED;
+  if (fixed || (fp64_moduli > 0 && c->scheme != OZGEMM_SCHEME_OZAKI1)) {
+    // An emulation: Ozaki-II reports its moduli and slices 0, Ozaki-I its slices (ozgemm.h).
+    ozgemm::dropin::reference_dgemm(nota, notb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
+    const bool ozaki2 = fixed ? c->scheme == OZGEMM_SCHEME_OZAKI2 : true;
+    c->last.variant = ozaki2 ? OZGEMM_VARIANT_PARTIALLY_FUSED : OZGEMM_VARIANT_FULLY_FUSED;
+    c->last.scheme = ozaki2 ? OZGEMM_SCHEME_OZAKI2 : OZGEMM_SCHEME_OZAKI1;
+    if (ozaki2)
+      c->last.moduli = fixed ? (c->moduli ? c->moduli : OZGEMM_DEFAULT_MODULI) : int(fp64_moduli);
+    else
+      c->last.slices = c->slices ? c->slices : OZGEMM_DEFAULT_SLICES;
+    std::snprintf(c->last.reason, sizeof c->last.reason, "mock: %s %s %d %s", fixed ? "fixed" : "fp64 mode chose",
+                  ozaki2 ? "Ozaki-II," : "Ozaki-I,", ozaki2 ? c->last.moduli : c->last.slices,
+                  ozaki2 ? "moduli" : "slices");
   } else {
     cublasSetStream_v2(c->internal, c->stream);
     if (cublasDgemm_v2(c->internal, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) != CUBLAS_STATUS_SUCCESS)
       return OZGEMM_STATUS_EXECUTION_FAILED;
-    c->last = ozgemmCallInfo_t{};
     c->last.variant = OZGEMM_VARIANT_NATIVE;
     c->last.fell_back = 1;
     std::snprintf(c->last.reason, sizeof c->last.reason, "mock: fp64 mode ran native");
@@ -104,7 +142,10 @@ API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOpe
 API const char* ozgemmGetStatusString(ozgemmStatus_t s) {
   return s == OZGEMM_STATUS_EXECUTION_FAILED ? "MOCK_EXECUTION_FAILED" : "MOCK_STATUS";
 }
-API const char* ozgemmGetVariantString(ozgemmVariant_t v) { return v == OZGEMM_VARIANT_NATIVE ? "native" : "mock-fused"; }
+API const char* ozgemmGetVariantString(ozgemmVariant_t v) {
+  if (v == OZGEMM_VARIANT_NATIVE) return "native";
+  return v == OZGEMM_VARIANT_PARTIALLY_FUSED ? "mock-partially-fused" : "mock-fused";
+}
 
 // ---- the CUDA runtime ------------------------------------------------------------------------------
 API cudaError_t cudaGetDevice(int* d) {

@@ -1,12 +1,16 @@
-// tests/dropin/mock/mock_gemm.hpp — the host DGEMM both mocks compute with: reference BLAS's loops
-// (BLAS/SRC/dgemm.f, same order, no FMA), so a mock "GPU" result is bit-for-bit the system
-// reference BLAS's and the CPU tests can compare exactly.
+// src/dropin/reference_dgemm.hpp — DGEMM with reference BLAS's loops (BLAS/SRC/dgemm.f: the same
+// order of operations; no FMA, since the drop-ins and their tests compile with -ffp-contract=off).
+// libozgemm_blas.so runs it when no system BLAS can be loaded; the drop-ins' test mocks compute
+// their "GPU" results with it, so those equal the system reference BLAS's bit for bit.
 #pragma once
 #include <cstdint>
 
-namespace mock {
-inline void gemm(bool nota, bool notb, int64_t m, int64_t n, int64_t k, double alpha, const double* A, int64_t lda,
-                 const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
+namespace ozgemm {
+namespace dropin {
+
+// C = alpha op(A) op(B) + beta C, column-major; op(A) m x k, op(B) k x n.
+inline void reference_dgemm(bool nota, bool notb, int64_t m, int64_t n, int64_t k, double alpha, const double* A,
+                            int64_t lda, const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
   auto a = [&](int64_t i, int64_t l) { return A[i + l * lda]; };
   auto b = [&](int64_t l, int64_t j) { return notb ? B[l + j * ldb] : B[j + l * ldb]; };
   auto c = [&](int64_t i, int64_t j) -> double& { return C[i + j * ldc]; };
@@ -35,4 +39,6 @@ inline void gemm(bool nota, bool notb, int64_t m, int64_t n, int64_t k, double a
     }
   }
 }
-}  // namespace mock
+
+}  // namespace dropin
+}  // namespace ozgemm
