@@ -7,15 +7,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "ozgemm/export.h"
 #include "ozgemm/types.hpp"
 
 namespace ozgemm {
 namespace b2b {
 
 enum class DataType { F16, S8 };
-const char* type_name(DataType t);
+OZGEMM_API const char* type_name(DataType t);
 enum class Residency { Register, Shared };
-const char* residency_name(Residency r);
+OZGEMM_API const char* residency_name(Residency r);
 
 // A convolution pair instead of a GEMM pair (ozgemm/b2b.hpp, "Convolutions"): conv 0 is an
 // r x r convolution, stride 1, zero padding r / 2 on every side (output H x W = input H x W), of
