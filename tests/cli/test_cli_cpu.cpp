@@ -1,6 +1,6 @@
 // CPU tests of the `ozgemm` tool's library (ozgemm_cli_common): the matrices a seed gives do not
 // depend on the number of threads that draw them, and FP64 mode's host-path choice between the
-// schemes follows the GPU's rule (src/api/fp64_mode.cpp, step 3). No CUDA needed.
+// schemes follows the GPU's rule (src/plan/call_planner.cpp, step 3). No CUDA needed.
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -185,13 +185,13 @@ double flops(const Sizes& s);  // 2 m n k
 double host_work(const Sizes& s, const std::vector<int>& slices, const std::vector<int>& moduli, int reps);
 
 // FP64 mode's choice between native DGEMM and the schemes at their certified counts, made as the
-// GPU makes it (src/api/fp64_mode.cpp, step 3): a scheme is a candidate where the handle's scheme
+// GPU makes it (src/plan/call_planner.cpp, step 3): a scheme is a candidate where the handle's scheme
 // (`allowed`; Auto: both) permits it, a count meets the bound (slices / moduli > 0) and its AUTO
 // rule says it beats native DGEMM there (Ozaki-I: auto_variant not Native; Ozaki-II: auto_ozaki2);
 // of two candidates Ozaki-II runs when its expected_tflops is higher. The rules are evaluated for
 // the device fp64_choice_device() describes: the choice is the one that GPU makes.
-// (fp64_choice.cpp: the tool's one call into src/plan/auto_rules.hpp; the planner's decision
-// entry replaces it once there is one.)
+// (fp64_choice.cpp: the tool's one call into src/plan/auto_rules.hpp, where plan_call could take
+// its place.)
 enum class Fp64Path { Native, Ozaki1, Ozaki2 };
 struct Fp64Choice {
   Fp64Path path = Fp64Path::Native;

@@ -1,7 +1,9 @@
 // tools/ozgemm/fp64_choice.cpp — FP64 mode's choice between the schemes on the host path
 // (cli.hpp, choose_fp64_scheme). The tool's one call into the library's AUTO rules
-// (src/plan/auto_rules.hpp; this file alone is compiled with the internal headers): when the
-// planner has one decision entry for FP64 mode (issue 29), this function calls it instead.
+// (src/plan/auto_rules.hpp; this file alone is compiled with the internal headers), the same rule
+// as step 3 of plan_call's FP64 decision (src/plan/call_planner.cpp). plan_call reads the data
+// through DecisionData (device passes); a host DecisionData over the host reference's statistics
+// would let this function call plan_call instead, and only this function would change.
 #include <string>
 
 #include "cli.hpp"
@@ -37,7 +39,7 @@ Fp64Choice choose_fp64_scheme(const Sizes& s, Scheme allowed, int slices, int mo
   shape.m = s.m;
   shape.n = s.n;
   shape.k = s.k;
-  // The candidates, each with why it dropped out (the GPU's wording, src/api/fp64_mode.cpp).
+  // The candidates, each with why it dropped out (the GPU's wording, src/plan/call_planner.cpp).
   bool oz1 = allowed != Scheme::Ozaki2, oz2 = allowed != Scheme::Ozaki1;
   std::string why1, why2;
   if (oz1) {
