@@ -21,6 +21,9 @@
 #include <ozgemm/problem.hpp>
 #include <ozgemm/types.hpp>
 
+// Taking a function's address makes the program link against its symbol without calling it.
+#define LINKED(f) reinterpret_cast<const void*>(&f)
+
 namespace {
 
 int failures = 0;
@@ -36,22 +39,15 @@ void expect(bool ok, const char* what) {
 int main() {
   // The C API and the C++ layer's out-of-line functions: linked (their addresses), not called.
   const void* linked[] = {
-      reinterpret_cast<const void*>(&ozgemmCreate), reinterpret_cast<const void*>(&ozgemmDestroy),
-      reinterpret_cast<const void*>(&ozgemmSetStream), reinterpret_cast<const void*>(&ozgemmGetStream),
-      reinterpret_cast<const void*>(&ozgemmSetSlices), reinterpret_cast<const void*>(&ozgemmGetSlices),
-      reinterpret_cast<const void*>(&ozgemmSetScheme), reinterpret_cast<const void*>(&ozgemmGetScheme),
-      reinterpret_cast<const void*>(&ozgemmSetModuli), reinterpret_cast<const void*>(&ozgemmSetAccuracy),
-      reinterpret_cast<const void*>(&ozgemmGetAccuracy), reinterpret_cast<const void*>(&ozgemmGetLastCallInfo),
-      reinterpret_cast<const void*>(&ozgemmPlanCall), reinterpret_cast<const void*>(&ozgemmSetVariant),
-      reinterpret_cast<const void*>(&ozgemmGetVariant), reinterpret_cast<const void*>(&ozgemmSetKernelFamily),
-      reinterpret_cast<const void*>(&ozgemmSetFusedAccumulator), reinterpret_cast<const void*>(&ozgemmGetWorkspaceSize),
-      reinterpret_cast<const void*>(&ozgemmGetPlannedVariant), reinterpret_cast<const void*>(&ozgemmSetWorkspace),
-      reinterpret_cast<const void*>(&ozgemmCanImplement), reinterpret_cast<const void*>(&ozgemmDgemm),
-      reinterpret_cast<const void*>(&ozgemmGetStatusString), reinterpret_cast<const void*>(&ozgemmGetVariantString),
-      reinterpret_cast<const void*>(&ozgemm::gpu_available), reinterpret_cast<const void*>(&ozgemm::gpu_description),
-      reinterpret_cast<const void*>(&ozgemm::set_phase_events), reinterpret_cast<const void*>(&ozgemm::dgemm_host_buffers),
-      reinterpret_cast<const void*>(&ozgemm::int8_gemm_tops), reinterpret_cast<const void*>(&ozgemm::b2b::plan),
-      reinterpret_cast<const void*>(&ozgemm::b2b::run),
+      LINKED(ozgemmCreate), LINKED(ozgemmDestroy), LINKED(ozgemmSetStream), LINKED(ozgemmGetStream),
+      LINKED(ozgemmSetSlices), LINKED(ozgemmGetSlices), LINKED(ozgemmSetScheme), LINKED(ozgemmGetScheme),
+      LINKED(ozgemmSetModuli), LINKED(ozgemmSetAccuracy), LINKED(ozgemmGetAccuracy), LINKED(ozgemmGetLastCallInfo),
+      LINKED(ozgemmPlanCall), LINKED(ozgemmSetVariant), LINKED(ozgemmGetVariant), LINKED(ozgemmSetKernelFamily),
+      LINKED(ozgemmSetFusedAccumulator), LINKED(ozgemmGetWorkspaceSize), LINKED(ozgemmGetPlannedVariant),
+      LINKED(ozgemmSetWorkspace), LINKED(ozgemmCanImplement), LINKED(ozgemmDgemm), LINKED(ozgemmGetStatusString),
+      LINKED(ozgemmGetVariantString), LINKED(ozgemm::gpu_available), LINKED(ozgemm::gpu_description),
+      LINKED(ozgemm::set_phase_events), LINKED(ozgemm::dgemm_host_buffers), LINKED(ozgemm::int8_gemm_tops),
+      LINKED(ozgemm::b2b::plan), LINKED(ozgemm::b2b::run),
   };
   for (const void* f : linked) expect(f != nullptr, "a C API or C++ layer function has no address");
 
