@@ -293,8 +293,9 @@ std::string option_help(const std::string& flag) {
   else if (flag == "--seed")
     u << "  --seed S              random seed (default 42); the same matrices on any machine and core count\n";
   else if (flag == "--accuracy")
-    u << "  --accuracy A          fp64: the slice count chosen from the data with a proven bound, or native DGEMM\n"
-         "                        (the library's default); fixed: --slices as given (default " << kDefaultSlices << ")\n";
+    u << "  --accuracy A          fp64: the scheme and count chosen from the data with a proven bound, or native\n"
+         "                        DGEMM (the library's default); fixed: --slices as given (default " << kDefaultSlices
+      << ")\n";
   else if (flag == "--scheme")
     u << "  --scheme S            auto (default: FP64 mode takes the faster scheme that meets the bound; FIXED mode\n"
          "                        Ozaki-I), ozaki1 (slices) or ozaki2 (integer CRT; FIXED: --moduli N, 2..20, default 14)\n";
@@ -318,7 +319,7 @@ std::string option_help(const std::string& flag) {
 
 const char* summary(Command c) {
   switch (c) {
-    case Command::Run: return "the main job: one emulated DGEMM with its time, TFLOPS and error table";
+    case Command::Run: return "the main job: one DGEMM as the library runs it, with its time, TFLOPS and error table";
     case Command::Accuracy: return "errors against a double-double reference over slice counts and input ranges (host)";
     case Command::Bench: return "timings of the GPU variants beside native cuBLAS DGEMM (GPU builds)";
     case Command::Model: return "roofline prediction per variant for H100, H200, L40S, B200 (no GPU needed)";
@@ -341,8 +342,9 @@ std::string details(Command c) {
         << "^3: FP64 mode's decisions (each scheme's\ncertified count) and the choice between them that an H100 "
            "makes (its AUTO rules), run through\nthat scheme's host reference; then Ozaki-I for slices "
         << kSweepFirstSlices << ".." << kSweepLastSlices
-        << " (Ozaki-II over its moduli with --scheme ozaki2)\nand plain FP64. The GPU options (--variant, --family, "
-           "--accumulator) are refused there, and\nsizes whose estimated host time exceeds "
+        << " and Ozaki-II at its certified count\n(with --scheme ozaki2: Ozaki-II over a moduli sweep) and plain FP64. "
+           "The GPU options (--variant,\n--family, --accumulator) are refused there, and sizes whose estimated host "
+           "time exceeds\n"
         << int(kHostRefuseSeconds / 60) << " minutes are refused (a warning above " << int(kHostWarnSeconds) << " s).\n";
       break;
     case Command::Accuracy:
