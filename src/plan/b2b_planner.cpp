@@ -116,7 +116,7 @@ std::string batch_limits(const Problem& p) {
 // and fused faster at the neighbours: fp16 GEMM 65536 x 1024 -> 256 -> 128 1.04x, 81920 x 576 ->
 // 256 -> 128 / -> 64 1.09 / 1.18x; int8 GEMM -> 384 / 512 -> 128 2.01 / 1.81x, -> 256 -> 256 2.49x;
 // conv 32x56x56x64 r3 -> 512 -> 128 fp16 1.69x, int8 1.29x; fp16 conv -> 256 -> 256 1.92x. The
-// portable kernels lost by more at every shape of the first list (0.39-0.67x the unfused pair), so
+// portable kernels lost by more at every shape of the first list (0.17-0.67x the unfused pair), so
 // the rule holds whichever family AUTO would take.
 // Why: fp16 pairs with large n0 are compute-bound, and the fused kernels' GEMM 0 mainloop (one CTA
 // an SM, the CTA synchronised every k-tile) runs well below cuBLASLt's; with n1 = 256 and n0 past
