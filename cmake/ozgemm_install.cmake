@@ -1,7 +1,8 @@
 # cmake/ozgemm_install.cmake — install rules and package files (included by CMakeLists.txt when
 # OZGEMM_INSTALL is ON; the default when ozgemm is the top-level project).
 #
-#   <prefix>/include/ozgemm/...                 the public headers (include/ozgemm)
+#   <prefix>/include/ozgemm/...                 the public headers: include/ozgemm less reference/ and model/
+#                                               (every function they declare is exported by the library)
 #   <prefix>/lib/libozgemm.so.0 (+ .so link)    shared library, SONAME libozgemm.so.0, only the public API exported
 #   <prefix>/lib/libozgemm.a                    static library (position-independent code)
 #   <prefix>/bin/ozgemm                         the command line tool (RUNPATH $ORIGIN/../lib)
@@ -21,9 +22,6 @@ include(CMakePackageConfigHelpers)
 set(_ozgemm_cmakedir "${CMAKE_INSTALL_LIBDIR}/cmake/ozgemm")
 set(_ozgemm_pcdir "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 
-# Headers: the public tree only (src/ and kernels/ headers stay private).
-install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/ozgemm" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
-        COMPONENT ozgemm_development FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/ozgemm"
         COMPONENT ozgemm_runtime OPTIONAL)
 
@@ -35,9 +33,19 @@ if(TARGET ozgemm_cli)
 endif()
 
 if(NOT OZGEMM_HAVE_CUDA)
-  message(STATUS "ozgemm: CPU-only build: installing the CLI and headers only (no library, no CMake package)")
+  message(STATUS "ozgemm: CPU-only build: installing the CLI only (no library, so no headers or CMake package)")
   return()
 endif()
+
+# Headers: the API the library exports (ozgemm.h, ozgemm.hpp, types.hpp, problem.hpp, b2b*.hpp) and
+# the shared numerics (numerics/: inline formulas, plus ozaki2_constants, exported). The host
+# references (reference/) and the roofline model (model/) live in the CPU libraries ozgemm_reference
+# and ozgemm_core, which the CLI, the tests and the Python module link and which are not installed,
+# so their headers are not either. src/ and kernels/ headers stay private.
+# scripts/test_package.sh links a program using every installed header (tests/cli/installed_api.cpp).
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/ozgemm" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
+        COMPONENT ozgemm_development FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp"
+        PATTERN "reference" EXCLUDE PATTERN "model" EXCLUDE)
 
 # --- Libraries and the exported targets ------------------------------------------------------------
 # Exported names: ozgemm::ozgemm (shared; the same name as the in-tree alias) and

@@ -6,6 +6,8 @@
 #   2. examples/ built against the installed tree with find_package (C, C on the static library,
 #      C++) and run with ctest; examples/c/main.c and examples/cpp/main.cpp built with
 #      `gcc/g++ main.c $(pkg-config --cflags --libs ozgemm)` and run (exit 77 = skipped: no GPU);
+#      tests/cli/installed_api.cpp (every installed header, every function they declare) built the
+#      same way on libozgemm.so and run, after checking that it includes every installed header;
 #   3. examples/subproject: ozgemm as add_subdirectory of a C-only project (configure, link, run);
 #   4. the Python package: a venv (BUILD_DIR/pyvenv), `pip install .` (kernels for
 #      $OZGEMM_PY_CUDA_ARCHITECTURES, default 80: one architecture keeps the CI build short), then
@@ -88,6 +90,9 @@ check_layout() {
     [ -e "$PREFIX/$f" ] || { echo "missing: $f"; return 1; }
   done
   [ ! -e "$PREFIX/include/api" ] && [ ! -e "$PREFIX/include/kernels" ] || { echo "private headers installed"; return 1; }
+  # the host references and the model are in-tree CPU libraries, not in libozgemm: not installed
+  [ ! -e "$PREFIX/include/ozgemm/reference" ] && [ ! -e "$PREFIX/include/ozgemm/model" ] ||
+    { echo "headers of functions libozgemm does not export installed (reference/, model/)"; return 1; }
   readelf -d "$PREFIX/lib/libozgemm.so.0" | grep -q 'SONAME.*\[libozgemm\.so\.0\]' || { echo "SONAME is not libozgemm.so.0"; return 1; }
   local other
   other="$(nm -D --defined-only "$PREFIX/lib/libozgemm.so.0" | awk '{print $3}' | c++filt | grep -v '^ozgemm' || true)"
@@ -127,11 +132,27 @@ if [ $have_cuda = 1 ]; then
       run_example example_cpp_pkgconfig_run example_cpp_pkgconfig_run \
         env LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$EX/example_cpp_pkgconfig"
     fi
+    # Every installed header is public API: the program that includes all of them (checked here)
+    # and uses each function they declare links against libozgemm.so and runs without a GPU.
+    check_installed_headers() {
+      local h missing=0
+      while IFS= read -r h; do
+        grep -q "#include <ozgemm/${h#"$PREFIX/include/ozgemm/"}>" "$ROOT/tests/cli/installed_api.cpp" ||
+          { echo "tests/cli/installed_api.cpp does not include installed header $h"; missing=1; }
+      done < <(find "$PREFIX/include/ozgemm" -type f -name '*.h*')
+      [ $missing = 0 ] || return 1
+      mkdir -p "$EX" && g++ -std=c++17 -Wall -Wextra -Werror "$ROOT/tests/cli/installed_api.cpp" "${PCFLAGS[@]}" \
+        -o "$EX/installed_api" || return 1
+      env LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$EX/installed_api"
+    }
+    run installed_headers_link installed_headers_link check_installed_headers
   else
     case_xml example_pkgconfig fail "pkg-config --cflags --libs ozgemm failed"
   fi
 else
-  for n in examples_find_package_build example_c_pkgconfig_build example_cpp_pkgconfig_build; do case_xml $n skip "$NOCUDA"; done
+  for n in examples_find_package_build example_c_pkgconfig_build example_cpp_pkgconfig_build installed_headers_link; do
+    case_xml $n skip "$NOCUDA"
+  done
 fi
 
 # --- 3. ozgemm as a subproject of a C-only project ------------------------------------------------------

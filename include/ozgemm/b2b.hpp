@@ -56,10 +56,11 @@ namespace b2b {
 
 // The limits of the fused kernels (kernels/b2b/policy.hpp): n0, n1 in {64, 128, 256} (one CTA owns
 // 128 rows and the whole of D0 and D1 for them), and n0 also any multiple of 128 up to 16384
-// (GEMM 0 in column chunks of 128; recomputed per 128 columns of D1; both kernel families; on the
-// H100 fp16 GEMM pairs with n0 >= 384 measured faster unfused, docs/b2b.md); k0 a positive multiple of 64 bytes' worth of
-// elements (32 fp16, 64 int8); int8: k0 <= 131071 (int32 exactness); batch strides multiples of 16
-// bytes; both residencies take every n0 x n1 (GEMM 1 runs in column chunks of 128); any m >= 0.
+// (GEMM 0 in column chunks of 128; recomputed per 128 columns of D1; both kernel families; where
+// the unfused pair measured faster, KernelFamily::Auto runs it: b2b_types.hpp, Options); k0 a
+// positive multiple of 64 bytes' worth of elements (32 fp16, 64 int8); int8: k0 <= 131071 (int32
+// exactness); batch strides multiples of 16 bytes; both residencies take every n0 x n1 (GEMM 1 runs
+// in column chunks of 128); any m >= 0.
 // Convolutions: r odd, 1 to 7; c a multiple of 32 (fp16) or 64 (int8), of 64 for the Hopper kernel;
 // n, h, w < 2^31.
 //

@@ -7,15 +7,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "ozgemm/export.h"
 #include "ozgemm/types.hpp"
 
 namespace ozgemm {
 namespace b2b {
 
 enum class DataType { F16, S8 };
-const char* type_name(DataType t);
+OZGEMM_API const char* type_name(DataType t);
 enum class Residency { Register, Shared };
-const char* residency_name(Residency r);
+OZGEMM_API const char* residency_name(Residency r);
 
 // A convolution pair instead of a GEMM pair (ozgemm/b2b.hpp, "Convolutions"): conv 0 is an
 // r x r convolution, stride 1, zero padding r / 2 on every side (output H x W = input H x W), of
@@ -73,9 +74,13 @@ struct Arguments {
 // How to run it. Fused: a residency and a kernel family (ozgemm::KernelFamily): Portable
 // (mma.sync, sm_80 and newer, every type and residency), Sm90 (Hopper wgmma for both GEMMs, D0 as
 // GEMM 1's register operand: fp16 or int8, register residency, every n0, k0 a multiple of 64), or
-// Auto (Sm90 where it applies on a Hopper GPU, measured faster there, docs/b2b.md; Portable
-// otherwise). Unfused: the cuBLASLt pair with D0 through global memory (the baseline); for a
-// convolution pair, conv 0 on the portable kernel alone, then conv 1 as the cuBLASLt GEMM.
+// Auto (the default): the planner chooses, from measurements (docs/b2b.md): Sm90 where it applies
+// on a Hopper GPU, Portable otherwise, and the unfused pair instead where that measured faster than
+// both (fp16 GEMM pairs with n0 >= 384, or n0 = 256 with k0 >= 1024 and n1 = 256; pairs of any
+// type, GEMM or convolution, with n0 > 256 and n1 = 256); Plan::unfused says which. Unfused
+// (unfused = true, whatever the family): the cuBLASLt pair with D0 through global memory (the
+// baseline); for a convolution pair, conv 0 on the portable kernel alone, then conv 1 as the
+// cuBLASLt GEMM.
 struct Options {
   bool unfused = false;
   Residency residency = Residency::Register;
@@ -85,6 +90,7 @@ struct Options {
 // A planned run (plain data; the planner's output).
 struct Plan {
   Options options;                             // as asked
+  bool unfused = false;                        // what runs: the unfused pair (asked, or AUTO's choice)
   KernelFamily family = KernelFamily::Portable;  // fused: the family that runs (Auto resolved)
   int64_t grid_tiles = 0;                      // CTAs along m (over all groups)
   // Sm90: > 0 runs the warp-specialised persistent schedule on this many CTAs (one an SM), 0 one CTA

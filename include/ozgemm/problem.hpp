@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ozgemm/export.h"
+
 namespace ozgemm {
 
 // op(X) = X (N) or X^T (T). Real matrices: conjugate-transpose equals transpose.
@@ -39,7 +41,7 @@ inline GemmShape gemm_shape(Op transa, Op transb, int64_t m, int64_t n, int64_t 
 // Empty string when the shape is valid; otherwise a one-line reason. Rules follow
 // cuBLAS/BLAS: m, n, k >= 0; lda >= max(1, rows of A as stored); likewise ldb;
 // ldc >= max(1, m); and every index fits the 64-bit offsets the library uses.
-std::string check_shape(const GemmShape& s);
+OZGEMM_API std::string check_shape(const GemmShape& s);
 
 // Element op(A)(i, l) of a column-major A with leading dimension lda.
 inline double op_elem(const double* a, int64_t lda, Op t, int64_t i, int64_t l) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "ozgemm/config.h"
+#include "ozgemm/export.h"
 
 namespace ozgemm {
 
@@ -30,13 +31,13 @@ enum class FusedAccumulator : int { Auto = 0, Registers = 1, Global = 2 };
 
 // Lower-case names as the CLI and the C API's string functions print them ("unfused",
 // "partially-fused", ...); nullptr for a value outside the enum.
-const char* variant_name(Variant v);
-const char* family_name(KernelFamily f);
-const char* accumulator_name(FusedAccumulator a);
+OZGEMM_API const char* variant_name(Variant v);
+OZGEMM_API const char* family_name(KernelFamily f);
+OZGEMM_API const char* accumulator_name(FusedAccumulator a);
 // Parses a name back (the inverse of the functions above); false for an unknown name.
-bool parse_variant(const char* name, Variant* v);
-bool parse_family(const char* name, KernelFamily* f);
-bool parse_accumulator(const char* name, FusedAccumulator* a);
+OZGEMM_API bool parse_variant(const char* name, Variant* v);
+OZGEMM_API bool parse_family(const char* name, KernelFamily* f);
+OZGEMM_API bool parse_accumulator(const char* name, FusedAccumulator* a);
 
 // What the planner knows of a device: read once per handle (src/api), plain data.
 struct DeviceDesc {

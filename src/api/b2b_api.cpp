@@ -6,7 +6,6 @@
 
 #include "api/handle.hpp"
 #include "dispatch/b2b_dispatch.hpp"
-#include "kernels/b2b/policy.hpp"
 #include "ozgemm/b2b.hpp"
 #include "plan/b2b_planner.hpp"
 
@@ -27,14 +26,8 @@ ozgemmStatus_t run(ozgemmHandle_t h, const Plan& plan, const Problem& p, const A
                    size_t workspace_bytes) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
   if (!a.a0 || !a.b0 || !a.b1 || !a.d1 || (p.beta1 != 0.0f && !a.c1)) return OZGEMM_STATUS_INVALID_VALUE;
-  // Every matrix the kernels touch starts on kB2bVectorBytes (cudaMalloc's do): A0, B0, B1 and (the
-  // Hopper kernel's) D1 move in 16-byte vectors; C1, read only when beta1 != 0, is held to the same.
-  const auto misaligned = [](const void* ptr) {
-    return reinterpret_cast<uintptr_t>(ptr) % uintptr_t(kernels::kB2bVectorBytes) != 0;
-  };
-  if (misaligned(a.a0) || misaligned(a.b0) || misaligned(a.b1) || misaligned(a.d1) ||
-      (p.beta1 != 0.0f && misaligned(a.c1)))
-    return OZGEMM_STATUS_INVALID_VALUE;
+  // Every matrix the kernels touch starts on 16 bytes (cudaMalloc's do; the planner's rule).
+  if (!operands_aligned(p, a)) return OZGEMM_STATUS_INVALID_VALUE;
   if (plan.groups != static_cast<int>(p.group_m.size())) return OZGEMM_STATUS_INVALID_VALUE;  // another problem's plan
   void* ws = workspace;
   if (plan.workspace_bytes > 0) {
@@ -47,7 +40,7 @@ ozgemmStatus_t run(ozgemmHandle_t h, const Plan& plan, const Problem& p, const A
     }
   }
   const int64_t* table = nullptr;
-  if (plan.groups > 0 && !plan.options.unfused) {
+  if (plan.groups > 0 && !plan.unfused) {
     // Stage the group table in the handle's pinned buffer (the previous copy out of it done first).
     const size_t bytes = (3 * size_t(plan.groups) + 1) * sizeof(int64_t);
     if (h->pinned_free && cudaEventSynchronize(h->pinned_free) != cudaSuccess) return OZGEMM_STATUS_EXECUTION_FAILED;

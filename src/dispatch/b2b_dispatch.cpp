@@ -201,7 +201,7 @@ cudaError_t run_unfused_f16(const ExecContext& ctx, const Plan& plan, const Prob
 ozgemmStatus_t run_b2b(const ExecContext& ctx, const Plan& plan, const Problem& p, const Arguments& a, void* workspace,
                        const int64_t* table_host) {
   char* ws = static_cast<char*>(workspace);
-  if (!plan.options.unfused) return run_fused(ctx, plan, p, a, ws, table_host);
+  if (!plan.unfused) return run_fused(ctx, plan, p, a, ws, table_host);
   return status_of(p.type == DataType::S8 ? run_unfused_s8(ctx, plan, p, a, ws) : run_unfused_f16(ctx, plan, p, a, ws));
 }
 

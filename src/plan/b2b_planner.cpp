@@ -2,6 +2,7 @@
 #include "plan/b2b_planner.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/b2b/policy.hpp"
 
@@ -100,6 +101,43 @@ std::string batch_limits(const Problem& p) {
 }
 }  // namespace
 
+// Measured on an H100 SXM, 2026-11-26 (docs/b2b.md, "The Hopper kernel for n0 = 256 and past it";
+// bench/results/2026-11-26-h100-b2b-n0-256/, `bash bench/device_b2b_conv.sh`, median of 30 runs
+// each, every path 0 mismatches). Times in us, the Hopper kernel (the faster fused family at every
+// one of these shapes) against the unfused pair (the cuBLASLt pair for GEMMs, our conv 0 plus
+// cuBLASLt for convolutions):
+//   fp16 GEMM 81920 x 576 -> 384 -> 128        157.7 against 116.0: 0.74x
+//   fp16 GEMM 81920 x 576 -> 512 -> 128        204.6 against 142.1: 0.69x
+//   fp16 GEMM 65536 x 1024 -> 512 -> 256       513.4 against 153.2: 0.30x
+//   fp16 GEMM 65536 x 1024 -> 256 -> 256       109.9 against 105.5: 0.96x (0.95x in call 2)
+//   fp16 conv 32x28x28x128 r3 -> 512 -> 256    380.0 against 303.0: 0.80x
+//   int8 conv 32x28x28x128 r3 -> 512 -> 256    307.6 against 190.5: 0.62x
+//   int8 GEMM 65536 x 1024 -> 512 -> 256       404.2 against 312.0: 0.77x
+// and fused faster at the neighbours: fp16 GEMM 65536 x 1024 -> 256 -> 128 1.04x, 81920 x 576 ->
+// 256 -> 128 / -> 64 1.09 / 1.18x; int8 GEMM -> 384 / 512 -> 128 2.01 / 1.81x, -> 256 -> 256 2.49x;
+// conv 32x56x56x64 r3 -> 512 -> 128 fp16 1.69x, int8 1.29x; fp16 conv -> 256 -> 256 1.92x. The
+// portable kernels lost by more at every shape of the first list (0.17-0.67x the unfused pair), so
+// the rule holds whichever family AUTO would take.
+// Why: fp16 pairs with large n0 are compute-bound, and the fused kernels' GEMM 0 mainloop (one CTA
+// an SM, the CTA synchronised every k-tile) runs well below cuBLASLt's; with n1 = 256 and n0 past
+// 256 every type recomputes GEMM 0 for D1's second column chunk. Measured at n0 = 384 and 512,
+// k0 = 576 and 1024, m = 25088 to 81920 (smaller m not measured); the rule extends to every chunked
+// n0 (the recompute and the mainloop scale with n0 as the work fusion saves does) and to k0 above
+// 1024 (a larger share of GEMM 0). Other GPUs: not measured.
+bool auto_unfused(const Problem& p) {
+  const bool chunked = kernels::b2b_chunked_n0(p.n0);
+  if (chunked && p.n1 == 256) return true;  // GEMM 0 recomputed, every type, GEMM or convolution
+  if (p.type != DataType::F16 || p.conv.enabled()) return false;
+  return chunked || (p.n0 == 256 && p.k0 >= 1024 && p.n1 == 256);  // fp16 GEMM pairs: the mainloop
+}
+
+bool operands_aligned(const Problem& p, const Arguments& a) {
+  const auto aligned = [](const void* ptr) {
+    return reinterpret_cast<uintptr_t>(ptr) % uintptr_t(kernels::kB2bVectorBytes) == 0;
+  };
+  return aligned(a.a0) && aligned(a.b0) && aligned(a.b1) && aligned(a.d1) && (p.beta1 == 0.0f || aligned(a.c1));
+}
+
 std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev, Plan* out, Refusal* refusal) {
   *refusal = Refusal::Problem;
   if (o.residency != Residency::Register && o.residency != Residency::Shared) return "unknown residency";
@@ -109,6 +147,7 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
   if (!why.empty()) return why;
   Plan plan;
   plan.options = o;
+  plan.unfused = o.unfused;
   plan.groups = static_cast<int>(p.group_m.size());
   const int eb = elem_bytes(p.type);
   const int64_t rows = total_rows(p);
@@ -196,6 +235,20 @@ std::string make_plan(const Problem& p, const Options& o, const DeviceDesc& dev,
       work >= int64_t(B2bSm90Policy::kWsMinTilesPerSm) * dev.sm_count)
     plan.persistent_ctas = std::min<int64_t>(work, dev.sm_count);
   plan.workspace_bytes = off;
+  // AUTO: the unfused pair where it measured faster (auto_unfused), if it can run here; the fused
+  // plan otherwise (so AUTO refuses only what the fused kernels refuse).
+  if (!o.unfused && o.family == KernelFamily::Auto && auto_unfused(p)) {
+    Options pair = o;
+    pair.unfused = true;
+    Plan unfused_plan;
+    Refusal pair_refusal = Refusal::None;
+    if (make_plan(p, pair, dev, &unfused_plan, &pair_refusal).empty()) {
+      unfused_plan.options = o;  // as asked
+      *out = unfused_plan;
+      *refusal = Refusal::None;
+      return {};
+    }
+  }
   *out = plan;
   *refusal = Refusal::None;
   return {};

@@ -35,6 +35,44 @@ if(NOT r_out MATCHES "[0-9]\\.[0-9]+e[-+][0-9]+")
   fail("'run' output has no error figures" "${r_rc}" "${r_out}" "${r_err}")
 endif()
 
+# --- run without a GPU: FP64 mode's decision between the schemes, as an H100 makes it ------------
+# (With a GPU `run` takes the GPU path and prints no host decision: these checks need the host path.)
+ozgemm_run(rj run --m 64 --n 48 --k 80 --json)
+if(NOT rj_rc EQUAL 0)
+  fail("'run --json' should exit 0" "${rj_rc}" "${rj_out}" "${rj_err}")
+endif()
+string(JSON backend ERROR_VARIABLE jerr GET "${rj_out}" backend)
+if(backend STREQUAL "host-reference")
+  string(JSON dev ERROR_VARIABLE jerr GET "${rj_out}" fp64_decision device_assumed)
+  string(JSON s1 ERROR_VARIABLE jerr1 GET "${rj_out}" fp64_decision ozaki1_slices)
+  string(JSON s2 ERROR_VARIABLE jerr2 GET "${rj_out}" fp64_decision ozaki2_moduli)
+  string(JSON scheme ERROR_VARIABLE jerr3 GET "${rj_out}" fp64_decision scheme)
+  string(JSON row0 ERROR_VARIABLE jerr4 GET "${rj_out}" rows 0 method)
+  # 64x48x80 is far below the shapes where the H100 emulates: both counts certified, native runs.
+  if(jerr OR jerr1 OR jerr2 OR jerr3 OR jerr4 OR NOT dev MATCHES "H100" OR NOT s1 GREATER 0 OR NOT s2 GREATER 1
+     OR NOT scheme STREQUAL "native" OR NOT row0 STREQUAL "fp64_mode")
+    fail("'run --json' on the host path should give both schemes' certified counts and an H100's choice (native here)"
+         "${rj_rc}" "${rj_out}" "${rj_err}")
+  endif()
+  # The Ozaki-II row at its certified count beside the Ozaki-I sweep.
+  string(JSON nrows LENGTH "${rj_out}" rows)
+  math(EXPR last "${nrows} - 1")
+  set(oz2_rows 0)
+  foreach(i RANGE ${last})
+    string(JSON method GET "${rj_out}" rows ${i} method)
+    if(method STREQUAL "ozaki2")
+      string(JSON nm GET "${rj_out}" rows ${i} moduli)
+      if(NOT nm EQUAL s2)
+        fail("'run --json': the Ozaki-II row should run the certified count ${s2} (got ${nm})" "${rj_rc}" "${rj_out}" "${rj_err}")
+      endif()
+      math(EXPR oz2_rows "${oz2_rows} + 1")
+    endif()
+  endforeach()
+  if(NOT oz2_rows EQUAL 1)
+    fail("'run --json' should have one Ozaki-II row (got ${oz2_rows})" "${rj_rc}" "${rj_out}" "${rj_err}")
+  endif()
+endif()
+
 # --- accuracy --json: exit 0, stdout is one JSON object with error rows ------------------------
 ozgemm_run(a accuracy --m 32 --n 32 --k 64 --json)
 if(NOT a_rc EQUAL 0)
@@ -80,8 +118,8 @@ endif()
 
 # --- help ---------------------------------------------------------------------------------------
 ozgemm_run(h help)
-if(NOT h_rc EQUAL 0 OR NOT h_out MATCHES "usage")
-  fail("'help' should exit 0 and print the usage" "${h_rc}" "${h_out}" "${h_err}")
+if(NOT h_rc EQUAL 0 OR NOT h_out MATCHES "usage" OR NOT h_out MATCHES "Ozaki schemes I[^\n]* II")
+  fail("'help' should exit 0 and print the usage, naming both schemes" "${h_rc}" "${h_out}" "${h_err}")
 endif()
 # Per-command help, both spellings: the command's own options only.
 foreach(form "help|run" "run|--help")

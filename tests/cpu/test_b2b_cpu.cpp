@@ -225,7 +225,9 @@ TEST(B2bPlan, FamilyChoiceAndRefusals) {
             KernelFamily::Sm90);
   EXPECT_EQ(plan_of(shape(100, 64, 256, 64), fused(Residency::Register, KernelFamily::Auto), h100).family,
             KernelFamily::Sm90);
-  EXPECT_EQ(plan_of(shape(100, 64, 384, 64), fused(Residency::Register, KernelFamily::Auto), h100).family,
+  Problem s8_chunked = shape(100, 64, 384, 64);
+  s8_chunked.type = DataType::S8;
+  EXPECT_EQ(plan_of(s8_chunked, fused(Residency::Register, KernelFamily::Auto), h100).family,
             KernelFamily::Sm90);  // n0 past 256: the chunked Hopper kernel
   EXPECT_EQ(plan_of(shape(100, 64, 384, 64), fused(Residency::Register, KernelFamily::Sm90), h100).persistent_ctas, 0);
   Problem s8 = shape(81920, 576, 64, 128);
@@ -251,6 +253,95 @@ TEST(B2bPlan, FamilyChoiceAndRefusals) {
   EXPECT_EQ(refusal, Refusal::Problem);
   EXPECT_EQ(make_plan(shape(100, 64, 64, 64), fused(Residency::Register), h100, &plan, &refusal), "");
   EXPECT_EQ(refusal, Refusal::None);
+}
+
+// AUTO's choice between the fused kernels and the unfused pair (b2b_planner.cpp, auto_unfused): the
+// unfused pair at every shape where it measured faster on the H100, the fused kernel at the measured
+// neighbours where fusion won; a named family or Options::unfused is never overridden.
+TEST(B2bPlan, AutoRunsTheUnfusedPairWhereItMeasuredFaster) {
+  DeviceDesc h100;  // compute capability 9.0, every kernel built
+  const Options automatic = fused(Residency::Register, KernelFamily::Auto);
+  EXPECT_EQ(automatic.family, Options{}.family);  // the default options are AUTO
+  EXPECT_EQ(automatic.unfused, Options{}.unfused);
+  const auto with_type = [](Problem p, DataType t) {
+    p.type = t;
+    return p;
+  };
+  const Problem slower[] = {
+      shape(81920, 576, 384, 128),                                       // fp16 0.74x
+      shape(81920, 576, 512, 128),                                       // fp16 0.69x
+      shape(65536, 1024, 512, 256),                                      // fp16 0.30x
+      shape(65536, 1024, 256, 256),                                      // fp16 0.96x
+      conv_pair(DataType::F16, Conv{32, 28, 28, 128, 3}, 512, 256),      // 0.80x
+      conv_pair(DataType::S8, Conv{32, 28, 28, 128, 3}, 512, 256),       // 0.62x
+      with_type(shape(65536, 1024, 512, 256), DataType::S8),             // 0.77x
+      batched_shape(150, 64, 384, 64),                                   // the fp16 rule, batched
+  };
+  for (const Problem& p : slower) {
+    const std::string what = std::string(type_name(p.type)) + (p.conv.enabled() ? " conv " : " GEMM ") +
+                             std::to_string(p.m) + " x " + std::to_string(p.k0) + " -> " + std::to_string(p.n0) +
+                             " -> " + std::to_string(p.n1);
+    EXPECT_TRUE(auto_unfused(p)) << what;
+    const Plan a = plan_of(p, automatic, h100);
+    EXPECT_TRUE(a.unfused) << what;
+    EXPECT_FALSE(a.options.unfused) << what;  // options as asked
+    EXPECT_EQ(a.workspace_bytes, plan_of(p, unfused(), h100).workspace_bytes) << what;  // the pair's workspace
+    const Plan named = plan_of(p, fused(Residency::Register, KernelFamily::Sm90), h100);
+    EXPECT_FALSE(named.unfused) << what;  // a named family runs the fused kernel
+    EXPECT_EQ(named.family, KernelFamily::Sm90) << what;
+    EXPECT_FALSE(plan_of(p, fused(Residency::Shared, KernelFamily::Portable), h100).unfused) << what;
+  }
+  const Problem faster[] = {
+      shape(81920, 576, 64, 128),                                        // the example: fp16 1.3x
+      shape(81920, 576, 256, 128),                                       // fp16 1.09x
+      shape(81920, 576, 256, 64),                                        // fp16 1.18x
+      shape(65536, 1024, 256, 128),                                      // fp16 1.04x
+      with_type(shape(81920, 576, 384, 128), DataType::S8),              // 2.01x
+      with_type(shape(81920, 576, 512, 128), DataType::S8),              // 1.81x
+      with_type(shape(65536, 1024, 256, 256), DataType::S8),             // 2.49x
+      conv_pair(DataType::F16, Conv{32, 56, 56, 64, 3}, 512, 128),       // 1.69x
+      conv_pair(DataType::S8, Conv{32, 56, 56, 64, 3}, 512, 128),        // 1.29x
+      conv_pair(DataType::F16, Conv{32, 56, 56, 64, 3}, 256, 256),       // 1.92x
+  };
+  for (const Problem& p : faster) {
+    const std::string what = std::string(type_name(p.type)) + (p.conv.enabled() ? " conv " : " GEMM ") +
+                             std::to_string(p.k0) + " -> " + std::to_string(p.n0) + " -> " + std::to_string(p.n1);
+    EXPECT_FALSE(auto_unfused(p)) << what;
+    const Plan a = plan_of(p, automatic, h100);
+    EXPECT_FALSE(a.unfused) << what;
+    EXPECT_EQ(a.family, KernelFamily::Sm90) << what;
+  }
+  EXPECT_TRUE(plan_of(shape(81920, 576, 64, 128), unfused(), h100).unfused);  // asked for
+  // AUTO refuses only what the fused kernels refuse: n0 = 320 is no chunk multiple.
+  Plan plan;
+  Refusal refusal;
+  EXPECT_NE(make_plan(shape(100, 64, 320, 256), automatic, h100, &plan, &refusal), "");
+  EXPECT_EQ(refusal, Refusal::Problem);
+  // Where the unfused pair cannot run (a convolution's conv 0 needs the portable kernels), AUTO
+  // keeps the fused kernel it can run.
+  DeviceDesc sm90_only = h100;
+  sm90_only.portable_kernels = false;
+  const Plan kept = plan_of(conv_pair(DataType::F16, Conv{32, 28, 28, 128, 3}, 512, 256), automatic, sm90_only);
+  EXPECT_FALSE(kept.unfused);
+  EXPECT_EQ(kept.family, KernelFamily::Sm90);
+}
+
+// b2b::run's operand rule (the API asks the planner): 16-byte starts; C1 only when beta1 != 0.
+TEST(B2bPlan, OperandsAligned) {
+  alignas(16) static char buf[64];
+  Arguments a;
+  a.a0 = a.b0 = a.b1 = buf;
+  a.d1 = buf + 16;
+  Problem p = shape(1, 32, 64, 64);
+  EXPECT_TRUE(operands_aligned(p, a));
+  a.c1 = buf + 8;
+  EXPECT_TRUE(operands_aligned(p, a));  // beta1 = 0: C1 is not read
+  p.beta1 = 1.0f;
+  EXPECT_FALSE(operands_aligned(p, a));
+  a.c1 = buf + 32;
+  EXPECT_TRUE(operands_aligned(p, a));
+  a.b0 = buf + 4;
+  EXPECT_FALSE(operands_aligned(p, a));
 }
 
 // The Hopper kernel's schedule (kernels/b2b/policy.hpp): warp-specialised persistent, one CTA an SM,

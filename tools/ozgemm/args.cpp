@@ -290,14 +290,18 @@ std::string option_help(const std::string& flag) {
          "                        (large P overflows to Inf; such inputs are reported)\n";
   else if (flag == "--transa") u << "  --transa N|T --transb N|T   op(A), op(B) (default N)\n";
   else if (flag == "--alpha") u << "  --alpha X --beta Y    scalars (default 1 and 0; beta != 0 fills C with random values)\n";
-  else if (flag == "--seed") u << "  --seed S              random seed (default 42)\n";
+  else if (flag == "--seed")
+    u << "  --seed S              random seed (default 42); the same matrices on any machine and core count\n";
   else if (flag == "--accuracy")
-    u << "  --accuracy A          fp64: the slice count chosen from the data with a proven bound, or native DGEMM\n"
-         "                        (the library's default); fixed: --slices as given (default " << kDefaultSlices << ")\n";
+    u << "  --accuracy A          fp64: the scheme and count chosen from the data with a proven bound, or native\n"
+         "                        DGEMM (the library's default); fixed: --slices as given (default " << kDefaultSlices
+      << ")\n";
   else if (flag == "--scheme")
     u << "  --scheme S            auto (default: FP64 mode takes the faster scheme that meets the bound; FIXED mode\n"
          "                        Ozaki-I), ozaki1 (slices) or ozaki2 (integer CRT; FIXED: --moduli N, 2..20, default 14)\n";
-  else if (flag == "--variant") u << "  --variant V           auto|unfused|partially-fused|fully-fused|native (GPU only)\n";
+  else if (flag == "--variant")
+    u << "  --variant V           auto|unfused|partially-fused|fully-fused|native (GPU only; run: auto,\n"
+         "                        the library's default; bench: unfused)\n";
   else if (flag == "--family") u << "  --family F            auto|sm90|portable: the fused kernels (GPU only)\n";
   else if (flag == "--accumulator")
     u << "  --accumulator A       auto|registers|global: where fully fused keeps the FP64 sum (GPU only)\n";
@@ -315,7 +319,7 @@ std::string option_help(const std::string& flag) {
 
 const char* summary(Command c) {
   switch (c) {
-    case Command::Run: return "the main job: one emulated DGEMM with its time, TFLOPS and error table";
+    case Command::Run: return "the main job: one DGEMM as the library runs it, with its time, TFLOPS and error table";
     case Command::Accuracy: return "errors against a double-double reference over slice counts and input ranges (host)";
     case Command::Bench: return "timings of the GPU variants beside native cuBLAS DGEMM (GPU builds)";
     case Command::Model: return "roofline prediction per variant for H100, H200, L40S, B200 (no GPU needed)";
@@ -329,11 +333,18 @@ std::string details(Command c) {
   std::ostringstream u;
   switch (c) {
     case Command::Run:
-      u << "With a GPU: " << kDefaultSizeGpu << "^3 beside native cuBLAS DGEMM, errors on " << kErrorSamples
+      u << "Runs what the library runs by default: FP64 mode (the scheme and count chosen from the data with a\n"
+           "proven bound, or native DGEMM) with variant auto, unless --accuracy, --slices, --moduli or --variant\n"
+           "ask otherwise.\n"
+           "With a GPU: "
+        << kDefaultSizeGpu << "^3 beside native cuBLAS DGEMM, errors on " << kErrorSamples
         << " sampled entries.\nWithout one: the host reference of the same algorithm on " << kDefaultSizeHost
-        << "^3 for slices " << kSweepFirstSlices << ".." << kSweepLastSlices
-        << " beside plain FP64; the GPU options\n(--variant, --family, --accumulator) are refused there, and sizes whose "
-           "estimated host time\nexceeds "
+        << "^3: FP64 mode's decisions (each scheme's\ncertified count) and the choice between them that an H100 "
+           "makes (its AUTO rules), run through\nthat scheme's host reference; then Ozaki-I for slices "
+        << kSweepFirstSlices << ".." << kSweepLastSlices
+        << " and Ozaki-II at its certified count\n(with --scheme ozaki2: Ozaki-II over a moduli sweep) and plain FP64. "
+           "The GPU options (--variant,\n--family, --accumulator) are refused there, and sizes whose estimated host "
+           "time exceeds\n"
         << int(kHostRefuseSeconds / 60) << " minutes are refused (a warning above " << int(kHostWarnSeconds) << " s).\n";
       break;
     case Command::Accuracy:
@@ -372,7 +383,7 @@ std::string command_help(Command c) {
 
 std::string usage() {
   std::ostringstream u;
-  u << "ozgemm — FP64 GEMM emulated on INT8 tensor cores (Ozaki scheme I)\n"
+  u << "ozgemm — FP64 GEMM emulated on INT8 tensor cores (Ozaki schemes I: slices, and II: integer CRT moduli)\n"
        "\n"
        "usage: ozgemm <command> [options]      ozgemm help <command> (or <command> --help): its options\n"
        "\n"

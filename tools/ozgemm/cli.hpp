@@ -8,10 +8,12 @@
 //   ozgemm help [command]
 //
 // One file per command: main.cpp (dispatcher), args.cpp (parsing, per-command options and help),
-// common.cpp (problem generation, sampled errors, table and JSON output), cmd_run.cpp (run; its
-// host path), cmd_accuracy.cpp, cmd_model.cpp; gpu/ holds what needs CUDA (cmd_bench.cpp: bench
-// and the GPU path of run; cmd_b2b.cpp; probes.cpp: copy and INT8 rate probes), compiled only in
-// CUDA builds, where OZGEMM_HAVE_GPU_COMMANDS=1.
+// common.cpp (problem generation, sampled errors, table and JSON output), fp64_choice.cpp (FP64
+// mode's scheme choice on the host path: the tool's one call into the library's AUTO rules),
+// cmd_run.cpp (run; its host path), cmd_accuracy.cpp, cmd_model.cpp; gpu/ holds what needs CUDA
+// (cmd_bench.cpp: bench and the GPU path of run; cmd_b2b.cpp; probes.cpp: copy and INT8 rate
+// probes), compiled only in CUDA builds, where OZGEMM_HAVE_GPU_COMMANDS=1. args.cpp, common.cpp
+// and fp64_choice.cpp form the library ozgemm_cli_common (no CUDA), which the CPU tests link too.
 //
 // Errors: bad arguments throw UsageError (exit 2); any other failure is reported as one line
 // "ozgemm: error: ..." with exit 1. No exception leaves main().
@@ -150,32 +152,72 @@ int64_t nonfinite_inputs(const HostProblem& p);
 std::string nonfinite_note(const HostProblem& p, const ref::ErrorMetrics& e);
 
 // The problem's fields, leading dimensions (tight) and zeroed A, B, C0 of the stored shapes
-// that transa/transb imply; the generators below fill them.
+// that transa/transb imply; make_problem fills them.
 HostProblem make_problem_layout(const CliOptions& o, const Sizes& s, double phi);
-// A and B from ref::fill_phi(phi), then C0 (also fill_phi(phi)) when beta != 0; one
-// std::mt19937_64(seed) drawn in that order.
-HostProblem make_problem(const CliOptions& o, const Sizes& s, double phi);
+
+// Which matrix of a problem a generator fills (part of each block's seed).
+enum class GenMatrix : uint32_t { A = 1, B = 2, C0 = 3 };
+// Columns of one generator block: as many as hold about kGenBlockEntries entries (at least one).
+constexpr int64_t kGenBlockEntries = int64_t(1) << 18;
+int64_t gen_block_cols(int64_t rows);
+// Fills the rows x cols column-major matrix at `a` (leading dimension ld) by ref::fill_phi(phi), in
+// blocks of gen_block_cols(rows) columns, each from its own std::mt19937_64 seeded by
+// std::seed_seq{seed, matrix, block}: the values depend on (seed, matrix, rows, entry) only, never
+// on `threads`, the number of threads that fill the blocks (0: hardware_concurrency).
+void fill_phi_blocks(double* a, int64_t rows, int64_t cols, int64_t ld, double phi, uint64_t seed, GenMatrix matrix,
+                     unsigned threads = 0);
+// A and B from fill_phi_blocks(phi, seed), then C0 (also fill_phi_blocks(phi)) when beta != 0. Every
+// command draws its matrices here, so `run`, `bench` and `accuracy` with the same seed and shape get
+// the same A and B on any machine.
+HostProblem make_problem(const CliOptions& o, const Sizes& s, double phi, unsigned threads = 0);
 
 // ---------------------------------------------------------------------------------------------
 // Helpers of the host commands (run without a GPU, accuracy).
 
 // The slice counts a host table covers: --slices, or kSweepFirstSlices..kSweepLastSlices.
 std::vector<int> slice_sweep(const CliOptions& o);
+// The moduli counts a host table of Ozaki-II covers: --moduli, or a spread from 8 to kMaxModuli.
+std::vector<int> moduli_sweep(const CliOptions& o);
 double flops(const Sizes& s);  // 2 m n k
-// Estimated host work (digit products and flops) of one table row set: the reference at each
-// slice count of `sweep` `reps` times, the double-double reference once and plain FP64 `reps` times.
-double host_work(const Sizes& s, const std::vector<int>& sweep, int reps);
-// FP64 mode on the host: the decision (ref::decide_slices), then the reference at the chosen count,
-// or plain FP64 standing for native DGEMM when no count meets the contract; timed together.
+// Estimated host work (digit products and flops) of one table row set: the Ozaki-I reference at
+// each slice count of `slices` and the Ozaki-II reference at each count of `moduli` `reps` times,
+// the double-double reference once and plain FP64 `reps` times.
+double host_work(const Sizes& s, const std::vector<int>& slices, const std::vector<int>& moduli, int reps);
+
+// FP64 mode's choice between native DGEMM and the schemes at their certified counts, made as the
+// GPU makes it (src/plan/call_planner.cpp, step 3): a scheme is a candidate where the handle's scheme
+// (`allowed`; Auto: both) permits it, a count meets the bound (slices / moduli > 0) and its AUTO
+// rule says it beats native DGEMM there (Ozaki-I: auto_variant not Native; Ozaki-II: auto_ozaki2);
+// of two candidates Ozaki-II runs when its expected_tflops is higher. The rules are evaluated for
+// the device fp64_choice_device() describes: the choice is the one that GPU makes.
+// (fp64_choice.cpp: the tool's one call into src/plan/auto_rules.hpp, where plan_call could take
+// its place.)
+enum class Fp64Path { Native, Ozaki1, Ozaki2 };
+struct Fp64Choice {
+  Fp64Path path = Fp64Path::Native;
+  int count = 0;       // slices (Ozaki1) or moduli (Ozaki2); 0 for native DGEMM
+  std::string reason;  // why native DGEMM, or which other scheme also met the bound
+};
+Fp64Choice choose_fp64_scheme(const Sizes& s, Scheme allowed, int slices, int moduli);
+const char* fp64_choice_device();  // "an H100 SXM (...)"
+
+// FP64 mode on the host: the decisions (ref::decide_slices for Ozaki-I, ref::decide_moduli for
+// Ozaki-II, each where `allowed` permits it), the choice (choose_fp64_scheme), then that scheme's
+// host reference at its count, or plain FP64 standing for native DGEMM; timed together.
 struct HostFp64 {
-  ref::AccuracyDecision decision;
+  bool oz1_decided = false, oz2_decided = false;  // the decisions `allowed` asked for
+  ref::AccuracyDecision oz1;  // slices 0: no count up to kMaxSlices meets the target
+  ref::Ozaki2Decision oz2;    // moduli 0: no count up to kMaxModuli meets the target
+  Fp64Choice choice;
   double ms = 0;
   ref::ErrorMetrics err;
 };
-HostFp64 run_fp64_host(const HostProblem& p, const ref::AccurateResult& acc, int iters);
-// "FP64 mode (7)" or "FP64 mode (native)", and "bound 2.1 <= 4" or "no count meets 4".
-std::string fp64_label(const ref::AccuracyDecision& d);
-std::string fp64_bound_text(const ref::AccuracyDecision& d);
+HostFp64 run_fp64_host(const HostProblem& p, const ref::AccurateResult& acc, Scheme allowed, int iters);
+// "FP64 mode (ozaki-I 7)", "FP64 mode (ozaki-II 14)" or "FP64 mode (native)".
+std::string fp64_label(const HostFp64& f);
+// Each decided scheme's certified count and bound against the target, e.g. "ozaki-I 7 (bound 2.1),
+// ozaki-II 14 (bound 1.3) <= 4", "ozaki-I: none up to 20 meets 4".
+std::string fp64_bound_text(const HostFp64& f);
 
 // "C = alpha*op(A)*op(B) + beta*C with m=... seed S"
 std::string problem_line(const Sizes& s, const CliOptions& o);

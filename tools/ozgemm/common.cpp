@@ -1,14 +1,17 @@
 // tools/ozgemm/common.cpp — problem generation, sampled errors and output helpers of `ozgemm`.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <ostream>
 #include <random>
+#include <thread>
 #include <unordered_set>
 
 #include "cli.hpp"
+#include "ozgemm/reference/ozaki2.hpp"
 
 namespace ozgemm {
 namespace cli {
@@ -39,12 +42,40 @@ HostProblem make_problem_layout(const CliOptions& o, const Sizes& s, double phi)
   return p;
 }
 
-HostProblem make_problem(const CliOptions& o, const Sizes& s, double phi) {
+int64_t gen_block_cols(int64_t rows) { return std::max<int64_t>(1, kGenBlockEntries / std::max<int64_t>(1, rows)); }
+
+void fill_phi_blocks(double* a, int64_t rows, int64_t cols, int64_t ld, double phi, uint64_t seed, GenMatrix matrix,
+                     unsigned threads) {
+  if (rows <= 0 || cols <= 0) return;
+  const int64_t per = gen_block_cols(rows), blocks = (cols + per - 1) / per;
+  const auto fill_block = [&](int64_t b) {
+    std::seed_seq seq{uint32_t(seed), uint32_t(seed >> 32), uint32_t(matrix), uint32_t(b), uint32_t(uint64_t(b) >> 32)};
+    std::mt19937_64 rng(seq);
+    const int64_t c0 = b * per;
+    ref::fill_phi(a + c0 * ld, rows, std::min(per, cols - c0), ld, phi, rng);
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t workers = std::min<int64_t>(threads, blocks);
+  if (workers <= 1) {
+    for (int64_t b = 0; b < blocks; ++b) fill_block(b);
+    return;
+  }
+  std::atomic<int64_t> next{0};  // blocks are handed out in any order: each block's values are its own
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < workers; ++t)
+    pool.emplace_back([&] {
+      for (int64_t b = next++; b < blocks; b = next++) fill_block(b);
+    });
+  for (auto& th : pool) th.join();
+}
+
+HostProblem make_problem(const CliOptions& o, const Sizes& s, double phi, unsigned threads) {
   HostProblem p = make_problem_layout(o, s, phi);
-  std::mt19937_64 rng(o.seed);
-  ref::fill_phi(p.A.data(), p.transa == Op::N ? s.m : s.k, p.transa == Op::N ? s.k : s.m, p.lda, phi, rng);
-  ref::fill_phi(p.B.data(), p.transb == Op::N ? s.k : s.n, p.transb == Op::N ? s.n : s.k, p.ldb, phi, rng);
-  if (o.beta != 0.0) ref::fill_phi(p.C0.data(), s.m, s.n, p.ldc, phi, rng);
+  fill_phi_blocks(p.A.data(), p.transa == Op::N ? s.m : s.k, p.transa == Op::N ? s.k : s.m, p.lda, phi, o.seed,
+                  GenMatrix::A, threads);
+  fill_phi_blocks(p.B.data(), p.transb == Op::N ? s.k : s.n, p.transb == Op::N ? s.n : s.k, p.ldb, phi, o.seed,
+                  GenMatrix::B, threads);
+  if (o.beta != 0.0) fill_phi_blocks(p.C0.data(), s.m, s.n, p.ldc, phi, o.seed, GenMatrix::C0, threads);
   return p;
 }
 
@@ -80,37 +111,75 @@ std::vector<int> slice_sweep(const CliOptions& o) {
   return s;
 }
 
+std::vector<int> moduli_sweep(const CliOptions& o) {
+  if (o.moduli > 0) return {o.moduli};
+  return {8, 10, 12, 13, 14, 15, 16, 17, 18, 20};
+}
+
 double flops(const Sizes& s) { return 2.0 * double(s.m) * double(s.n) * double(s.k); }
 
-double host_work(const Sizes& s, const std::vector<int>& sweep, int reps) {
+double host_work(const Sizes& s, const std::vector<int>& slices, const std::vector<int>& moduli, int reps) {
   constexpr double kDoubleDoublePerMnk = 30.0, kPlainPerMnk = 2.0;
   double per_mnk = kDoubleDoublePerMnk + kPlainPerMnk * reps;
-  for (int sl : sweep) per_mnk += double(sl) * (sl + 1) / 2.0 * reps;  // digit products of the triangle
+  for (int sl : slices) per_mnk += double(sl) * (sl + 1) / 2.0 * reps;  // digit products of the triangle
+  for (int nm : moduli) per_mnk += double(nm) * reps;                   // one product per modulus
   return per_mnk * double(s.m) * double(s.n) * double(s.k);
 }
 
-HostFp64 run_fp64_host(const HostProblem& p, const ref::AccurateResult& acc, int iters) {
+HostFp64 run_fp64_host(const HostProblem& p, const ref::AccurateResult& acc, Scheme allowed, int iters) {
   HostFp64 out;
+  out.oz1_decided = allowed != Scheme::Ozaki2;
+  out.oz2_decided = allowed != Scheme::Ozaki1;
   std::vector<double> C;
   out.ms = time_host_gemm(p, C, iters, [&](double* c) {
-    out.decision = ref::decide_slices(p.transa, p.transb, p.m, p.n, p.k, p.A.data(), p.lda, p.B.data(), p.ldb);
-    if (out.decision.slices > 0)
-      ref::ozaki_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
-                       p.ldc, out.decision.slices);
-    else
-      ref::plain_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
-                       p.ldc);
+    if (out.oz1_decided)
+      out.oz1 = ref::decide_slices(p.transa, p.transb, p.m, p.n, p.k, p.A.data(), p.lda, p.B.data(), p.ldb);
+    if (out.oz2_decided)
+      out.oz2 = ref::decide_moduli(p.transa, p.transb, p.m, p.n, p.k, p.A.data(), p.lda, p.B.data(), p.ldb);
+    out.choice = choose_fp64_scheme(Sizes{p.m, p.n, p.k}, allowed, out.oz1.slices, out.oz2.moduli);
+    switch (out.choice.path) {
+      case Fp64Path::Ozaki1:
+        ref::ozaki_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
+                         p.ldc, out.choice.count);
+        break;
+      case Fp64Path::Ozaki2:
+        ref::ozaki2_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
+                          p.ldc, out.choice.count);
+        break;
+      case Fp64Path::Native:
+        ref::plain_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
+                         p.ldc);
+        break;
+    }
   });
   out.err = ref::compare(C.data(), p.ldc, acc);
   return out;
 }
 
-std::string fp64_label(const ref::AccuracyDecision& d) {
-  return d.slices > 0 ? "FP64 mode (" + std::to_string(d.slices) + ")" : "FP64 mode (native)";
+std::string fp64_label(const HostFp64& f) {
+  switch (f.choice.path) {
+    case Fp64Path::Ozaki1: return "FP64 mode (ozaki-I " + std::to_string(f.choice.count) + ")";
+    case Fp64Path::Ozaki2: return "FP64 mode (ozaki-II " + std::to_string(f.choice.count) + ")";
+    case Fp64Path::Native: break;
+  }
+  return "FP64 mode (native)";
 }
 
-std::string fp64_bound_text(const ref::AccuracyDecision& d) {
-  return d.slices > 0 ? "bound " + fmt_g(d.bound) + " <= " + fmt_g(d.target) : "no count meets " + fmt_g(d.target);
+std::string fp64_bound_text(const HostFp64& f) {
+  const double target = f.oz1_decided ? f.oz1.target : f.oz2.target;
+  std::string met, unmet;
+  const auto add = [&](bool decided, const char* name, int count, double bound, int max) {
+    if (!decided) return;
+    if (count > 0)
+      met += std::string(met.empty() ? "" : ", ") + name + " " + std::to_string(count) + " (bound " + fmt_g(bound) + ")";
+    else
+      unmet += std::string(unmet.empty() ? "" : "; ") + name + ": none up to " + std::to_string(max) + " meets " +
+               fmt_g(target);
+  };
+  add(f.oz1_decided, "ozaki-I", f.oz1.slices, f.oz1.bound, kMaxSlices);
+  add(f.oz2_decided, "ozaki-II", f.oz2.moduli, f.oz2.bound, kMaxModuli);
+  if (!met.empty()) met += " <= " + fmt_g(target);
+  return met + (met.empty() || unmet.empty() ? "" : "; ") + unmet;
 }
 
 std::string problem_line(const Sizes& s, const CliOptions& o) {

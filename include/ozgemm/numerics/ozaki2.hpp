@@ -30,6 +30,7 @@
 
 #include <cstdint>
 
+#include "ozgemm/export.h"
 #include "ozgemm/numerics/fp.hpp"
 #include "ozgemm/numerics/ozaki1.hpp"
 #include "ozgemm/types.hpp"
@@ -75,10 +76,10 @@ struct Ozaki2Constants {
   int64_t limit[kOz2Limits] = {};
 };
 // n in [kMinModuli, kMaxModuli]; computed once per n (thread-safe, cached).
-const Ozaki2Constants& ozaki2_constants(int n);
+OZGEMM_API const Ozaki2Constants& ozaki2_constants(int n);
 // The same constants for the first n entries of any pairwise-coprime moduli table (every p_i in
 // [2, 256]; the complex scheme's table, ozaki2_complex.hpp); throws std::invalid_argument otherwise.
-Ozaki2Constants ozaki2_constants_of_moduli(const int* moduli, int n);
+OZGEMM_API Ozaki2Constants ozaki2_constants_of_moduli(const int* moduli, int n);
 
 // Symmetric residue of v modulo p (2 <= p <= 256): in [-(p-1)/2, (p-1)/2] for odd p, [-128, 127]
 // for p = 256. In 32-bit arithmetic (64-bit division is slow on GPUs): with v = h 2^32 + l,

@@ -31,6 +31,7 @@
 
 #include <cstdint>
 
+#include "ozgemm/export.h"
 #include "ozgemm/numerics/accuracy.hpp"
 #include "ozgemm/numerics/fp.hpp"
 #include "ozgemm/numerics/ozaki2.hpp"
@@ -88,7 +89,7 @@ static_assert((kComplexModuliTable[0] - 1) / 2 <= 128, "the products' int32 chun
 // The complex set's CRT constants and limits (the real structure, Ozaki2Constants, for
 // kComplexModuliTable): n in [kMinModuli, kMaxModuli], computed once (thread-safe, cached;
 // src/core/ozaki2_complex_constants.cpp).
-const Ozaki2Constants& ozaki2_complex_constants(int n);
+OZGEMM_API const Ozaki2Constants& ozaki2_complex_constants(int n);
 
 // Per-modulus constants of the transform, symmetric representatives: j, inv2 = 2^-1 = (p + 1) / 2 - p,
 // inv2j = (2j)^-1 = -j 2^-1 (j^-1 = -j). Host-side (the table is host data): kernels take them by value.

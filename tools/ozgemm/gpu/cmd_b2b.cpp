@@ -202,7 +202,9 @@ PathRow measure(const std::string& name, ozgemmHandle_t h, const b2b::Plan& plan
   return r;
 }
 
-void print(const CliOptions& o, const b2b::Problem& p, const HostData& d, const std::vector<PathRow>& rows, int iters) {
+// auto_path: the row the default options (AUTO) run, or why b2b::plan refused them.
+void print(const CliOptions& o, const b2b::Problem& p, const HostData& d, const std::vector<PathRow>& rows, int iters,
+           const std::string& auto_path) {
   const double flops = 2.0 * double(p.m) * (double(p.k0) * p.n0 + double(p.n0) * p.n1);
   const PathRow* base = nullptr;
   for (const auto& r : rows)
@@ -219,7 +221,7 @@ void print(const CliOptions& o, const b2b::Problem& p, const HostData& d, const 
       j.end_object();
     }
     j.field("inputs", d.s8 ? "int8" : d.integers ? "integers" : "real").field("iters", iters);
-    j.field("seed", o.seed).field("checked_rows", int64_t(d.check_rows.size()));
+    j.field("seed", o.seed).field("checked_rows", int64_t(d.check_rows.size())).field("auto_path", auto_path);
     j.key("paths").begin_array();
     for (const auto& r : rows) {
       j.begin_object();
@@ -259,6 +261,7 @@ void print(const CliOptions& o, const b2b::Problem& p, const HostData& d, const 
                base ? fmt_fixed(base->ms / r.ms, 2) + "x" : "-", std::to_string(r.mismatches), fmt_sci(r.worst)});
   }
   t.print(std::cout);
+  std::cout << "  AUTO (the default b2b::Options) runs: " << auto_path << "\n";
 }
 
 }  // namespace
@@ -301,6 +304,25 @@ int cmd_b2b(const CliOptions& o) {
     refused[i].clear();
     ws_bytes = std::max(ws_bytes, plans[i].workspace_bytes);
   }
+  // What the default options (AUTO: family Auto, not unfused) run: one of the rows above.
+  std::string auto_path;
+  {
+    b2b::Plan auto_plan;
+    std::string auto_why;
+    if (b2b::plan(h.get(), p, b2b::Options{}, &auto_plan, &auto_why) != OZGEMM_STATUS_SUCCESS) {
+      auto_path = "nothing (" + auto_why + ")";
+    } else {
+      for (const Path& path : paths)
+        if (path.options.unfused == auto_plan.unfused &&
+            (auto_plan.unfused || (path.options.family == auto_plan.family &&
+                                   path.options.residency == auto_plan.options.residency)))
+          auto_path = path.name;
+      if (auto_path.empty())  // --residency shared left out AUTO's register-resident row
+        auto_path = std::string("fused, ") + b2b::residency_name(auto_plan.options.residency) + ", " +
+                    family_name(auto_plan.family) + " (not among the rows)";
+      if (auto_plan.unfused) auto_path += " (the fused kernels measured slower at this shape)";
+    }
+  }
   // Where the planner took the Hopper kernel's warp-specialised schedule, the other one as a row of
   // its own (the same plan with persistent_ctas = 0: one CTA a tile), the comparison its rule rests on.
   for (size_t i = 0; i < paths.size(); ++i)
@@ -329,7 +351,7 @@ int cmd_b2b(const CliOptions& o) {
   }
   h.set_stream(nullptr);
   cudaStreamDestroy(st);
-  print(o, p, d, rows, iters);
+  print(o, p, d, rows, iters, auto_path);
   // int8 and integer fp16 inputs must match exactly; real inputs within 2e-2 (fp32 sums in another order).
   for (const auto& r : rows)
     if (r.ran && ((d.s8 || d.integers) ? r.mismatches != 0 : !(r.worst < 2e-2))) {

@@ -17,7 +17,6 @@
 #include <ctime>
 #include <iostream>
 #include <stdexcept>
-#include <thread>
 
 #include "cli.hpp"
 #include "gpu/cuda_check.hpp"
@@ -38,32 +37,6 @@ struct DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
-
-// Like make_problem, but fills column blocks in parallel (each block its own generator
-// seeded from (seed, matrix, block)), so 16384^2 inputs take seconds, not minutes.
-HostProblem make_problem_parallel(const CliOptions& o, const Sizes& s, double phi, uint64_t seed) {
-  HostProblem p = make_problem_layout(o, s, phi);
-  const int64_t a_rows = o.transa == Op::N ? s.m : s.k, a_cols = o.transa == Op::N ? s.k : s.m;
-  const int64_t b_rows = o.transb == Op::N ? s.k : s.n, b_cols = o.transb == Op::N ? s.n : s.k;
-  auto fill = [&](std::vector<double>& v, int64_t rows, int64_t cols, int64_t ld, uint64_t which) {
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    std::vector<std::thread> pool;
-    const int64_t per = (cols + threads - 1) / threads;
-    for (unsigned t = 0; t < threads; ++t) {
-      const int64_t c0 = t * per, c1 = std::min(cols, c0 + per);
-      if (c0 >= c1) continue;
-      pool.emplace_back([&, c0, c1, t] {
-        std::mt19937_64 rng(seed * 1000003u + which * 7919u + t);
-        ref::fill_phi(v.data() + c0 * ld, rows, c1 - c0, ld, phi, rng);
-      });
-    }
-    for (auto& th : pool) th.join();
-  };
-  fill(p.A, a_rows, a_cols, p.lda, 1);
-  fill(p.B, b_rows, b_cols, p.ldb, 2);
-  if (o.beta != 0.0) fill(p.C0, s.m, s.n, p.ldc, 3);
-  return p;
-}
 
 struct Measured {
   double ms = 0;                  // median end to end
@@ -149,7 +122,7 @@ BenchResult measure(const CliOptions& o, const Sizes& sz, double phi, int iters,
   BenchResult r;
   r.sizes = sz;
   r.device = gpu_description();
-  const HostProblem p = make_problem_parallel(o, sz, phi, o.seed);
+  const HostProblem p = make_problem(o, sz, phi);
   cudaDeviceProp prop;
   int dev = 0;
   OZ_TOOL_CUDA(cudaGetDevice(&dev));
@@ -319,13 +292,18 @@ void print_result(const CliOptions& o, const BenchResult& r, const char* title) 
     std::cout << j.str() << "\n";
     return;
   }
+  // What ran: "Ozaki-II, 15 moduli", "Ozaki-I, 7 slices" or "native DGEMM".
+  const bool oz2_ran = r.info.scheme == OZGEMM_SCHEME_OZAKI2 && r.info.moduli > 0;
+  const std::string ran = oz2_ran        ? "Ozaki-II, " + std::to_string(r.info.moduli) + " moduli"
+                          : r.slices > 0 ? "Ozaki-I, " + std::to_string(r.slices) + " slices"
+                                         : std::string("native DGEMM");
   std::cout << "ozgemm " << title << " on " << r.device << ": " << sizes_text(r.sizes) << ", " << r.accuracy
-            << " mode, " << r.slices << " slices, variant " << r.variant
+            << " mode, " << ran << ", variant " << r.variant
             << (r.variant != r.requested_variant ? " (requested " + r.requested_variant + ")" : std::string())
             << ", median of " << r.emu.runs << " runs (" << r.sets
             << " rotating buffer sets)\n";
   TextTable t({"path", "time ms", "TFLOPS", "normwise", "componentwise", "elementwise"});
-  t.add_row({"ozgemm (" + r.variant + (r.slices > 0 ? ", " + std::to_string(r.slices) + " slices)" : ")"),
+  t.add_row({"ozgemm (" + r.variant + (r.variant == "native" ? ")" : ", " + ran + ")"),
              fmt_fixed(r.emu.ms, 3),
              fmt_fixed(tflops(r.sizes, r.emu.ms), 2), fmt_sci(r.emu.err.normwise), fmt_sci(r.emu.err.componentwise),
              fmt_sci(r.emu.err.elementwise)});
@@ -377,12 +355,11 @@ int cmd_bench(const CliOptions& o) {
 }
 
 int run_on_gpu(const CliOptions& o) {
+  // What the library does by default: variant AUTO unless --variant asks for one.
   const Sizes sz = resolve_sizes(o, kDefaultSizeGpu);
   const int iters = o.iters > 0 ? o.iters : 5;
-  CliOptions oo = o;  // `run` shows the emulation unless a variant is asked for
-  if (!o.variant_given) oo.variant = Variant::Unfused;
-  const BenchResult r = measure(oo, sz, o.phi.empty() ? 0.5 : o.phi[0], iters, false);
-  print_result(oo, r, "run");
+  const BenchResult r = measure(o, sz, o.phi.empty() ? 0.5 : o.phi[0], iters, false);
+  print_result(o, r, "run");
   return kExitOk;
 }
 
