@@ -38,6 +38,7 @@ foreach(lib hook blas)
   set_target_properties(ozgemm_${lib} PROPERTIES OUTPUT_NAME ozgemm_${lib} LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}
                                                  LINK_DEPENDS ${OZGEMM_DROPIN_DIR}/${lib}.map)
   target_link_libraries(ozgemm_${lib} PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+  ozgemm_shared_cxx_runtime(ozgemm_${lib})
   target_link_options(ozgemm_${lib} PRIVATE "LINKER:--version-script=${OZGEMM_DROPIN_DIR}/${lib}.map"
                                             "LINKER:--no-undefined")
 endforeach()

@@ -34,7 +34,12 @@ import dataclasses
 import threading
 from typing import Any, Dict, List, Literal, Optional, Tuple
 
-from . import _arrays, _batch, _frameworks
+from . import _arrays, _batch, _cuda_libs, _frameworks
+
+try:  # one cuBLAS per process, the frameworks' (_cuda_libs says why), before the extension loads
+    _PRELOADED_CUBLAS: Optional[str] = _cuda_libs.preload_cublas()
+except Exception:  # never a reason for the import to fail: the extension's RUNPATH decides then
+    _PRELOADED_CUBLAS = None
 
 try:
     from . import _ozgemm  # the C extension (links libozgemm statically)
@@ -474,13 +479,17 @@ def info() -> Dict[str, Any]:
     Keys: ``version``; ``extension_loaded`` and ``import_error``; ``build``
     (``cuda_architectures``, ``cutlass_fused_kernels``, ``hopper_kernels``, ``cuda_runtime``,
     ``cuda_toolkit``); ``cuda_runtime_version`` and ``cuda_driver_version`` (e.g. 13000; 0: no
-    driver); ``device_count`` and ``device_error`` (why there is none, or None); ``devices``: per
+    driver); ``cuda_libraries``: the cuBLAS and CUDA runtime files this process mapped, and
+    ``preloaded_cublas``: the frameworks' pip cuBLAS loaded before the extension (None: none was
+    installed, the extension's RUNPATH chose); ``device_count`` and ``device_error`` (why there is
+    none, or None); ``devices``: per
     GPU ``index``, ``name``, ``usable``, ``reason`` (why ozgemm cannot use it) and ``variants``
     (variant -> "available" or the status that refuses it); ``usable`` and ``reason`` for the
     machine as a whole.
     """
     d: Dict[str, Any] = {"version": __version__, "extension_loaded": _ozgemm is not None,
-                         "import_error": None if _IMPORT_ERROR is None else str(_IMPORT_ERROR)}
+                         "import_error": None if _IMPORT_ERROR is None else str(_IMPORT_ERROR),
+                         "cuda_libraries": _cuda_libs.mapped_cuda_libraries(), "preloaded_cublas": _PRELOADED_CUBLAS}
     if _ozgemm is None:
         d.update(usable=False, reason=f"extension not loaded: {_IMPORT_ERROR}", device_count=0, devices=[])
         return d

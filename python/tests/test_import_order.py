@@ -9,6 +9,7 @@ without a GPU only the imports run.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import subprocess
@@ -62,6 +63,10 @@ _MAPPED_CUBLAS = """
 def test_import_order(fw: str, ozgemm_first: bool) -> None:
     if importlib.util.find_spec(fw) is None:
         pytest.skip(f"{fw} is not installed")
+    import ozgemm
+
+    if ozgemm._ozgemm is None:
+        pytest.skip(f"the extension is not loaded here: {ozgemm.info()['import_error']}")
     imports = f"import ozgemm\nimport {fw}\n" if ozgemm_first else f"import {fw}\nimport ozgemm\n"
     body = imports + "assert ozgemm.info()['extension_loaded'], ozgemm.info()['import_error']\n"
     if HAS_GPU:
@@ -73,3 +78,41 @@ def test_import_order(fw: str, ozgemm_first: bool) -> None:
     assert r.returncode == 0 and r.stdout.rstrip().endswith("ok"), (
         f"{'ozgemm then ' + fw if ozgemm_first else fw + ' then ozgemm'}: exit {r.returncode}\n"
         f"stdout: {r.stdout[-2000:]}\nstderr: {r.stderr[-4000:]}")
+
+
+def _needed(path: str) -> list:
+    out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+    return [line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line]
+
+
+def test_extension_uses_the_shared_cxx_runtime() -> None:
+    """The extension takes the process's libstdc++.so.6, never a static copy (cmake/cxx_runtime.cmake):
+    a static one made every framework imported after ozgemm crash inside libstdc++.so.6."""
+    import shutil
+
+    import ozgemm
+
+    if ozgemm._ozgemm is None:
+        pytest.skip(f"the extension is not loaded: {ozgemm.info()['import_error']}")
+    if shutil.which("readelf") is None:
+        pytest.skip("readelf (binutils) is not installed")
+    needed = _needed(ozgemm._ozgemm.__file__)
+    assert any(n.startswith("libstdc++.so") for n in needed), f"{ozgemm._ozgemm.__file__} needs {needed}"
+
+
+def test_wheel_cublas_dirs_and_preload(tmp_path, monkeypatch) -> None:
+    """_cuda_libs finds the nvidia-cublas wheel's folders in the `nvidia` namespace package and loads
+    nothing that is not a library (a broken file is passed over, never an import error)."""
+    from ozgemm import _cuda_libs
+
+    for sub in ("cu13/lib", "cublas/lib"):
+        (tmp_path / "nvidia" / sub).mkdir(parents=True)
+    (tmp_path / "nvidia" / "cu13" / "lib" / "libcublas.so.13").write_bytes(b"not an ELF file")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(_cuda_libs, "_CUDA_MAJOR", 13)
+    for name in [m for m in sys.modules if m == "nvidia" or m.startswith("nvidia.")]:
+        monkeypatch.delitem(sys.modules, name)
+    importlib.invalidate_caches()
+    dirs = _cuda_libs.wheel_cublas_dirs()
+    assert str(tmp_path / "nvidia" / "cu13" / "lib") in dirs and str(tmp_path / "nvidia" / "cublas" / "lib") in dirs
+    assert _cuda_libs.preload_cublas() is None or "nvidia" in _cuda_libs.preload_cublas()
