@@ -8,7 +8,7 @@
 # speed-up over the same runs' native DGEMM, the componentwise error, what ran).
 #   NEW=.carry/new OLD=.carry/old ROUNDS=3 ITERS=10 bash bench/device_ab.sh
 source "$(dirname "$0")/device_env.sh" ab
-OLD=${OLD:?OLD: the baseline build's folder}
+OLD=${OLD:?OLD: the folder of the baseline build}
 D="$OUT/ab"
 CONFIGS=${CONFIGS:-"fixed_oz2_15_8192 fp64_8192 fp64_16384 oz1_s7_pf_8192 b2b_conv"}
 args_of() {
@@ -59,3 +59,4 @@ for (cfg, build) in sorted(runs):
     print(f"{cfg:18s} {build}: {statistics.median(tf):7.2f} TF (rounds {len(tf)}: {min(tf):.2f}-{max(tf):.2f})"
           + (f" {statistics.median(sp):.3f}x native" if sp else "") + f" comperr {errs} | {str(rs[-1][3])[:140]}")
 PY
+
