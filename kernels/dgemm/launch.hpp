@@ -23,6 +23,15 @@ struct OperandView {
   int64_t rows, k;
   int64_t stride_r, stride_l;
 };
+// A complex operand (cuDoubleComplex's layout: double2 = (re, im)) viewed as rows x k, element (r, l)
+// at X[r * stride_r + l * stride_l] (strides in complex elements, as OperandView's), conjugated
+// where conj (op C). Rows of op(A) and columns of op(B) as for OperandView.
+struct ComplexOperandView {
+  const double2* ptr;
+  int64_t rows, k;
+  int64_t stride_r, stride_l;
+  bool conj;
+};
 
 // The accuracy statistics the max-reduce can add (numerics/accuracy.hpp): q[r] = the row's exact
 // digit count, and *q_max = max of q over the finite rows (atomicMax; the caller initialises it).
@@ -201,30 +210,25 @@ bool oz2_products_sm90_built();
 
 // The reconstruction reads either the unfused path's int32 product planes (`products`, reduced here)
 // or the Hopper products' int8 residue planes (`residues`, reduced in the GEMM): exactly one is set.
-struct Oz2ReconstructArgs {
+// Real data: Scalar double, View OperandView; complex data (Oz2cReconstructArgs): double2,
+// ComplexOperandView.
+template <class Scalar, class View>
+struct Oz2ReconstructArgsOf {
   const int32_t* products;
   const int8_t* residues;
   int64_t ld, plane_elems;
   int64_t row0, m_rows, col0, n_cols;  // this chunk of C
   const int32_t *sft_a, *sft_b, *flag_a, *flag_b;
-  double alpha, beta;
-  double* C;
+  Scalar alpha, beta;
+  Scalar* C;
   int64_t ldc;
-  OperandView a, b;  // read only for entries whose row or column holds Inf/NaN
+  View a, b;  // read only for entries whose row or column holds Inf/NaN
 };
+using Oz2ReconstructArgs = Oz2ReconstructArgsOf<double, OperandView>;
 cudaError_t launch_oz2_reconstruct(const Oz2ReconstructArgs& args, const numerics::Ozaki2Constants& c,
                                    cudaStream_t stream);
 
 // ---- The complex Ozaki-II scheme, 2M (ozgemm/numerics/ozaki2_complex.hpp; ozaki2_complex.cu) ----
-// A complex operand (cuDoubleComplex's layout: double2 = (re, im)) viewed as rows x k, element (r, l)
-// at X[r * stride_r + l * stride_l] (strides in complex elements, as OperandView's), conjugated
-// where conj (op C). Rows of op(A) and columns of op(B) as for OperandView.
-struct ComplexOperandView {
-  const double2* ptr;
-  int64_t rows, k;
-  int64_t stride_r, stride_l;
-  bool conj;
-};
 // Step 1's statistics of each of rows_pad rows (the real ones over the row's 2k parts):
 // shift[r] = shift_from_max(largest finite |part|), flag[r] = 1 if a part is Inf/NaN, and
 // S[r] = sum of oz2_norm_term(part, shift[r] - 1) over the finite parts. Rows >= view.rows get the
@@ -242,17 +246,7 @@ cudaError_t launch_oz2c_residues(const ComplexOperandView& view, const int32_t* 
 // + (2i + t) * plane_elems, entry (r, c) at r + c * ld; int32 planes reduced to sym_mod(., p_i) here,
 // int8 ones already reduced), oz2c_inverse per modulus, oz2c_reconstruct_n, oz2c_apply_alpha_beta;
 // entries whose row or column holds Inf/NaN take oz2c_special_accumulate over the raw operands.
-struct Oz2cReconstructArgs {
-  const int32_t* products;  // exactly one of products and residues is set
-  const int8_t* residues;
-  int64_t ld, plane_elems;
-  int64_t row0, m_rows, col0, n_cols;  // this chunk of C
-  const int32_t *sft_a, *sft_b, *flag_a, *flag_b;
-  double2 alpha, beta;
-  double2* C;
-  int64_t ldc;
-  ComplexOperandView a, b;  // read only for entries whose row or column holds Inf/NaN
-};
+using Oz2cReconstructArgs = Oz2ReconstructArgsOf<double2, ComplexOperandView>;
 cudaError_t launch_oz2c_reconstruct(const Oz2cReconstructArgs& args, const numerics::Ozaki2Constants& c,
                                     cudaStream_t stream);
 // C = oz2c_scale_c(beta, C) (beta == 0: C = 0 without reading C; beta == 1: nothing runs), the BLAS

@@ -1,9 +1,9 @@
 // The complex Ozaki-II scheme's kernels, 2M form (ozgemm/numerics/ozaki2_complex.hpp; launch.hpp lists
 // them): an operand's statistics (shifts, Inf/NaN flags, norms S over the 2k parts of a row), its
 // residues as two transformed int8 planes per modulus, the reconstruction from the products' planes
-// with complex alpha/beta and the special path, and the quick return C = beta C. The products are the
-// real scheme's (cuBLASLt over 2N planes, or the Hopper GEMM with planes_per_modulus = 2), the k-chunk
-// reduction its launch_oz2_accumulate. Every numeric step is the shared header's, so the results equal
+// with complex alpha/beta and the special path (the quick return C = beta C is reconstruct_epilogue.cu's,
+// beside the real one). The products are the real scheme's (cuBLASLt over 2N planes, or the Hopper
+// GEMM with planes_per_modulus = 2), the k-chunk reduction its launch_oz2_accumulate. Every numeric step is the shared header's, so the results equal
 // the host reference's (src/reference/ozaki2_complex_reference.cpp) bit for bit.
 #include <type_traits>
 
@@ -212,18 +212,6 @@ __global__ void __launch_bounds__(256) oz2c_reconstruct_kernel(Oz2cReconstructAr
   *out = make_double2(v.re, v.im);
 }
 
-__global__ void oz2c_scale_c_kernel(int64_t m, int64_t n, double2 beta, double2* C, int64_t ldc) {
-  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t c = int64_t(blockIdx.y) * blockDim.y + threadIdx.y;
-  if (r >= m || c >= n) return;
-  double2* x = C + r + c * ldc;
-  const nm::ComplexF64 b{beta.x, beta.y};
-  // beta == 0: C is not read (it may hold NaN).
-  const nm::ComplexF64 old = nm::oz2c_is_zero(b) ? nm::ComplexF64{0.0, 0.0} : nm::ComplexF64{x->x, x->y};
-  const nm::ComplexF64 v = nm::oz2c_scale_c(b, old);
-  *x = make_double2(v.re, v.im);
-}
-
 dim3 grid_2d(int64_t m, int64_t n, dim3 block) {
   return dim3(static_cast<unsigned>((m + block.x - 1) / block.x), static_cast<unsigned>((n + block.y - 1) / block.y));
 }
@@ -271,16 +259,6 @@ cudaError_t launch_oz2c_reconstruct(const Oz2cReconstructArgs& args, const nm::O
       oz2c_reconstruct_kernel<decltype(n)::value, int8_t><<<grid, block, 0, stream>>>(args, args.residues, c);
     return cudaGetLastError();
   });
-}
-
-cudaError_t launch_oz2c_scale_c(int64_t m, int64_t n, double2 beta, double2* C, int64_t ldc, cudaStream_t stream) {
-  if (m <= 0 || n <= 0 || nm::oz2c_is_one(nm::ComplexF64{beta.x, beta.y})) return cudaSuccess;
-  const dim3 block(128, 2);
-  for (int64_t c0 = 0; c0 < n; c0 += 65535 * 2) {  // grid.y limit
-    const int64_t nc = (n - c0) < 65535 * 2 ? (n - c0) : 65535 * 2;
-    oz2c_scale_c_kernel<<<grid_2d(m, nc, block), block, 0, stream>>>(m, nc, beta, C + c0 * ldc, ldc);
-  }
-  return cudaGetLastError();
 }
 
 }  // namespace kernels

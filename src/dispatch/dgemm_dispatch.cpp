@@ -65,9 +65,9 @@ Stats stats_in(char* ws, const StatsOffsets& o) {
 
 // The fields every epilogue-writing launch shares (EpilogueArgs, FusedArgs, Oz2ReconstructArgs): the
 // operands' Inf/NaN flags, alpha, beta, C and the raw operands for the special path.
-template <class Args>
-void set_output(Args* x, const int32_t* flag_a, const int32_t* flag_b, double alpha, double beta, double* C, int64_t ldc,
-                const kernels::OperandView& a, const kernels::OperandView& b) {
+template <class Args, class Scalar, class View>
+void set_output(Args* x, const int32_t* flag_a, const int32_t* flag_b, Scalar alpha, Scalar beta, Scalar* C, int64_t ldc,
+                const View& a, const View& b) {
   x->flag_a = flag_a;
   x->flag_b = flag_b;
   x->alpha = alpha;
@@ -417,11 +417,19 @@ ozgemmStatus_t oz2_products(const ExecContext& ctx, const Ozaki2Plan& plan, cons
   return OZGEMM_STATUS_SUCCESS;
 }
 
-// The chunks of C of an Ozaki-II plan: products(row0, col0, nrows, ncols) then reconstruct(row0,
-// col0, rows, cols) (nrows x ncols padded, rows x cols within C) per chunk, with the phase events.
-template <class Reconstruct>
+// The products and the reconstruction of an Ozaki-II plan, chunk by chunk of C, with the phase events
+// 3 and 4. e (Oz2ReconstructArgsOf, its output fields set) gets the plan's product planes and shifts
+// here and each chunk's rows and columns; reconstruct(e) launches the reconstruction.
+template <class Args, class Reconstruct>
 ozgemmStatus_t oz2_chunks(const ExecContext& ctx, const Ozaki2Plan& plan, const numerics::Ozaki2Constants& cst,
-                          const Oz2Buffers& w, Reconstruct reconstruct) {
+                          const Oz2Buffers& w, Args e, Reconstruct reconstruct) {
+  const bool fused = plan.variant == Variant::PartiallyFused;  // int8 planes from the Hopper products
+  e.products = fused ? nullptr : w.products;
+  e.residues = fused ? w.residues : nullptr;
+  e.ld = plan.m_chunk;
+  e.plane_elems = plan.product_plane();
+  e.sft_a = w.sft_a;
+  e.sft_b = w.sft_b;
   bool first_chunk = true;
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk)
     for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
@@ -430,7 +438,11 @@ ozgemmStatus_t oz2_chunks(const ExecContext& ctx, const Ozaki2Plan& plan, const 
       if (ps != OZGEMM_STATUS_SUCCESS) return ps;
       if (first_chunk) record(ctx, 3);
       first_chunk = false;
-      OZ_CUDA_TRY(reconstruct(row0, col0, std::min(nrows, plan.m - row0), std::min(ncols, plan.n - col0)));
+      e.row0 = row0;
+      e.m_rows = std::min(nrows, plan.m - row0);
+      e.col0 = col0;
+      e.n_cols = std::min(ncols, plan.n - col0);
+      OZ_CUDA_TRY(reconstruct(e));
     }
   record(ctx, 4);
   return OZGEMM_STATUS_SUCCESS;
@@ -458,22 +470,10 @@ ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, bool s
   OZ_CUDA_TRY(kernels::launch_oz2_residues(vb, shift_b, w.S_b, cst, plan.n_pad, plan.kpad, plan.res_b_plane(), w.res_b,
                                            w.sft_b, st));
   record(ctx, 2);
-  const bool fused = plan.variant == Variant::PartiallyFused;  // int8 planes from the Hopper products
   kernels::Oz2ReconstructArgs e{};
-  e.products = fused ? nullptr : w.products;
-  e.residues = fused ? w.residues : nullptr;
-  e.ld = plan.m_chunk;
-  e.plane_elems = plan.product_plane();
-  e.sft_a = w.sft_a;
-  e.sft_b = w.sft_b;
   set_output(&e, flag_a, flag_b, alpha, beta, C, shape.ldc, va, vb);
-  return oz2_chunks(ctx, plan, cst, w, [&](int64_t row0, int64_t col0, int64_t rows, int64_t cols) {
-    e.row0 = row0;
-    e.m_rows = rows;
-    e.col0 = col0;
-    e.n_cols = cols;
-    return kernels::launch_oz2_reconstruct(e, cst, st);
-  });
+  return oz2_chunks(ctx, plan, cst, w, e,
+                    [&](const kernels::Oz2ReconstructArgs& x) { return kernels::launch_oz2_reconstruct(x, cst, st); });
 }
 
 ozgemmStatus_t run_native_complex(const ExecContext& ctx, const GemmShape& s, ComplexOps ops, cuDoubleComplex alpha,
@@ -508,29 +508,10 @@ ozgemmStatus_t run_ozaki2_complex(const ExecContext& ctx, const Ozaki2Plan& plan
   OZ_CUDA_TRY(kernels::launch_oz2c_residues(vb, w.stats.shift_b, w.S_b, cst, plan.n_pad, plan.kpad, plan.res_b_plane(),
                                             w.res_b, w.sft_b, st));
   record(ctx, 2);
-  const bool fused = plan.variant == Variant::PartiallyFused;
   kernels::Oz2cReconstructArgs e{};
-  e.products = fused ? nullptr : w.products;
-  e.residues = fused ? w.residues : nullptr;
-  e.ld = plan.m_chunk;
-  e.plane_elems = plan.product_plane();
-  e.sft_a = w.sft_a;
-  e.sft_b = w.sft_b;
-  e.flag_a = w.stats.flag_a;
-  e.flag_b = w.stats.flag_b;
-  e.alpha = alpha;
-  e.beta = beta;
-  e.C = C;
-  e.ldc = shape.ldc;
-  e.a = va;
-  e.b = vb;
-  return oz2_chunks(ctx, plan, cst, w, [&](int64_t row0, int64_t col0, int64_t rows, int64_t cols) {
-    e.row0 = row0;
-    e.m_rows = rows;
-    e.col0 = col0;
-    e.n_cols = cols;
-    return kernels::launch_oz2c_reconstruct(e, cst, st);
-  });
+  set_output(&e, w.stats.flag_a, w.stats.flag_b, alpha, beta, C, shape.ldc, va, vb);
+  return oz2_chunks(ctx, plan, cst, w, e,
+                    [&](const kernels::Oz2cReconstructArgs& x) { return kernels::launch_oz2c_reconstruct(x, cst, st); });
 }
 
 // std::visit's overload set from lambdas.
