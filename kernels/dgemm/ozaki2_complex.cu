@@ -136,7 +136,6 @@ __global__ void __launch_bounds__(kResThreads) oz2c_residues_kernel(ComplexOpera
                                                                     const int64_t* __restrict__ S, nm::Ozaki2Constants c,
                                                                     int64_t rows_pad, int64_t kpad, int64_t plane,
                                                                     int8_t* __restrict__ res, int32_t* __restrict__ sft) {
-  constexpr int W = nm::oz2_pieces(N);
   __shared__ ComplexTile t;
   __shared__ int32_t row_sft[kTile];
   const int64_t tiles_l = (kpad + kTile - 1) / kTile;
