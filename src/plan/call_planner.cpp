@@ -13,7 +13,8 @@
 //   3. of the candidates that meet the target and beat native, the one expected fastest
 //      (auto_rules' expected_tflops), reusing the statistics of steps 1-2.
 // Each pass ends with one small copy back (the stream is synchronised twice per call, three times
-// when the sample passes).
+// when the sample passes). Complex data (ElementType::ComplexF64) takes plan_complex: FIXED mode's
+// complex Ozaki-II plan, native ZGEMM in FP64 mode (no complex decision yet) and for variant NATIVE.
 #include <algorithm>
 #include <cstdio>
 #include <string>

@@ -267,7 +267,9 @@ enum class PlanStatus : int {
 
 // THE planning entry: the plan of one call. `data` null: a query without data (the settings' count;
 // in FP64 mode with the workspace any decided count may need); with data, FP64 mode reads A and B
-// through it and decides. *why (optional): why it was refused.
+// through it and decides. Complex data reads none: FIXED mode plans the complex Ozaki-II scheme
+// (Ozaki2Plan of type ComplexF64) at effective_complex_moduli(); FP64 mode and variant NATIVE plan
+// native ZGEMM (report.reason says why). *why (optional): why it was refused.
 PlanStatus plan_call(const CallSettings& settings, const CallProblem& problem, const DeviceDesc& dev,
                      DecisionData* data, CallPlan* plan, std::string* why = nullptr);
 
