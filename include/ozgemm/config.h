@@ -19,5 +19,9 @@
 #define OZGEMM_MIN_MODULI 2
 #define OZGEMM_MAX_MODULI 20
 #define OZGEMM_DEFAULT_MODULI 14
+/* ozgemmZgemm's count in FIXED mode when ozgemmSetModuli(h, 0): the complex moduli set's (numerics/
+ * ozaki2_complex.hpp) smallest count whose error reached plain complex FP64's on the host measurements
+ * (docs/numerics.md, "Complex products (ZGEMM)"). */
+#define OZGEMM_DEFAULT_COMPLEX_MODULI 16
 
 #endif /* OZGEMM_CONFIG_H */

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include <cuComplex.h>         /* cuDoubleComplex */
 #include <cublas_api.h>        /* cublasOperation_t */
 #include <cuda_runtime_api.h> /* cudaStream_t */
 
@@ -133,7 +134,7 @@ OZGEMM_API ozgemmStatus_t ozgemmGetScheme(ozgemmHandle_t handle, ozgemmScheme_t*
 OZGEMM_API ozgemmStatus_t ozgemmSetModuli(ozgemmHandle_t handle, int moduli);
 OZGEMM_API ozgemmStatus_t ozgemmSetAccuracy(ozgemmHandle_t handle, ozgemmAccuracy_t accuracy);
 OZGEMM_API ozgemmStatus_t ozgemmGetAccuracy(ozgemmHandle_t handle, ozgemmAccuracy_t* accuracy);
-/* What the last successful ozgemmDgemm on this handle ran (variant NATIVE, slices 0 before any). */
+/* What the last successful ozgemmDgemm or ozgemmZgemm on this handle ran (variant NATIVE, slices 0 before any). */
 OZGEMM_API ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t handle, ozgemmCallInfo_t* info);
 /* What ozgemmDgemm would run on these operands (FP64 mode reads A and B to decide; synchronous). */
 OZGEMM_API ozgemmStatus_t ozgemmPlanCall(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -165,6 +166,18 @@ OZGEMM_API ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t handle, cublasOperat
 OZGEMM_API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
                            int n, int k, const double* alpha, const double* A, int lda, const double* B, int ldb,
                            const double* beta, double* C, int ldc);
+
+/* Complex FP64 GEMM with exactly cublasZgemm's arguments (CUBLAS_OP_C: conjugate transpose; alpha
+ * and beta host pointers; the same BLAS semantics and argument checks as ozgemmDgemm). FIXED mode
+ * (ozgemmSetModuli / ozgemmSetSlices / ozgemmSetAccuracy) runs the complex Ozaki-II scheme ("2M": two
+ * INT8 products per modulus, docs/numerics.md, "Complex products (ZGEMM)") with the handle's moduli
+ * count (0: OZGEMM_DEFAULT_COMPLEX_MODULI) and variant (AUTO, UNFUSED, PARTIALLY_FUSED), whatever the
+ * scheme setting; FP64 mode and variant NATIVE run native cublasZgemm (FP64 mode's complex decision
+ * is not built yet). ozgemmGetLastCallInfo reports what ran. */
+OZGEMM_API ozgemmStatus_t ozgemmZgemm(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                      int n, int k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda,
+                                      const cuDoubleComplex* B, int ldb, const cuDoubleComplex* beta,
+                                      cuDoubleComplex* C, int ldc);
 
 OZGEMM_API const char* ozgemmGetStatusString(ozgemmStatus_t status);
 OZGEMM_API const char* ozgemmGetVariantString(ozgemmVariant_t variant);

@@ -54,6 +54,12 @@ class Handle {
     check(ozgemmDgemm(h_, to_cublas(ta), to_cublas(tb), m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc),
           "ozgemmDgemm");
   }
+  // Device pointers, as cublasZgemm (ta, tb: CUBLAS_OP_N, _T or _C, the conjugate transpose).
+  void zgemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, cuDoubleComplex alpha,
+             const cuDoubleComplex* A, int lda, const cuDoubleComplex* B, int ldb, cuDoubleComplex beta,
+             cuDoubleComplex* C, int ldc) {
+    check(ozgemmZgemm(h_, ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc), "ozgemmZgemm");
+  }
 
  private:
   ozgemmHandle_t h_ = nullptr;
@@ -74,6 +80,11 @@ OZGEMM_API void set_phase_events(Handle& h, cudaEvent_t* events);
 // stream, copies C back. For tools and tests, not for speed.
 OZGEMM_API void dgemm_host_buffers(Handle& h, Op ta, Op tb, int m, int n, int k, double alpha, const double* A, int lda,
                         const double* B, int ldb, double beta, double* C, int ldc);
+
+// The same for ozgemmZgemm (ta, tb: CUBLAS_OP_N, _T or _C).
+OZGEMM_API void zgemm_host_buffers(Handle& h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                   cuDoubleComplex alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B,
+                                   int ldb, cuDoubleComplex beta, cuDoubleComplex* C, int ldc);
 
 // Diagnostics for benchmarks: the rate (1e12 int8 operations/s, 2 n^3 / time) of the library's
 // own cuBLASLt INT8 x INT8 -> INT32 GEMM (the unfused path's, algorithm chosen by timing its

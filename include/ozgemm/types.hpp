@@ -17,6 +17,7 @@ constexpr int kDefaultSlices = OZGEMM_DEFAULT_SLICES;
 constexpr int kMinModuli = OZGEMM_MIN_MODULI;
 constexpr int kMaxModuli = OZGEMM_MAX_MODULI;
 constexpr int kDefaultModuli = OZGEMM_DEFAULT_MODULI;
+constexpr int kDefaultComplexModuli = OZGEMM_DEFAULT_COMPLEX_MODULI;
 
 // Which emulation scheme (ozgemmScheme_t): Ozaki-I (slices), Ozaki-II (moduli, CRT), or Auto (FP64
 // mode: whichever meets the bound fastest; FIXED mode: Ozaki-I).

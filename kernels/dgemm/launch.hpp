@@ -23,6 +23,15 @@ struct OperandView {
   int64_t rows, k;
   int64_t stride_r, stride_l;
 };
+// A complex operand (cuDoubleComplex's layout: double2 = (re, im)) viewed as rows x k, element (r, l)
+// at X[r * stride_r + l * stride_l] (strides in complex elements, as OperandView's), conjugated
+// where conj (op C). Rows of op(A) and columns of op(B) as for OperandView.
+struct ComplexOperandView {
+  const double2* ptr;
+  int64_t rows, k;
+  int64_t stride_r, stride_l;
+  bool conj;
+};
 
 // The accuracy statistics the max-reduce can add (numerics/accuracy.hpp): q[r] = the row's exact
 // digit count, and *q_max = max of q over the finite rows (atomicMax; the caller initialises it).
@@ -176,10 +185,12 @@ cudaError_t launch_oz2_residues(const OperandView& view, const int32_t* shift, c
 cudaError_t launch_oz2_accumulate(const int32_t* partial, int32_t* plane, int64_t ld, int64_t rows, int64_t cols,
                                   int32_t p, cudaStream_t stream);
 // Ozaki-II's products on Hopper with the reduction in the epilogue (ozaki2_products_sm90.cuh): for
-// each modulus i < constants->n, D + i * stride_d (m x n int8, column-major, ldd) = sym_mod of
-// (A + i * stride_a)(B + i * stride_b)^T modulo p_i, A's m rows and B's n columns k-contiguous (lda,
-// ldb), every stride and ld a multiple of kOz2ProductsAlign bytes, k <= numerics::kOz2ChunkK. One
-// launch. cudaErrorNotSupported when this build has no sm_90a code or the arguments do not fit.
+// each plane l < constants->n * planes_per_modulus, D + l * stride_d (m x n int8, column-major, ldd)
+// = sym_mod of (A + l * stride_a)(B + l * stride_b)^T modulo p_i, i = l / planes_per_modulus (1: the
+// real scheme, plane i is modulus i's; 2: the complex scheme's two transformed planes per modulus),
+// A's m rows and B's n columns k-contiguous (lda, ldb), every stride and ld a multiple of
+// kOz2ProductsAlign bytes, k <= numerics::kOz2ChunkK. One launch. cudaErrorNotSupported when this
+// build has no sm_90a code or the arguments do not fit.
 struct Oz2ProductsArgs {
   const int8_t* A;
   int64_t lda, stride_a;
@@ -192,25 +203,55 @@ struct Oz2ProductsArgs {
   int sm_count;  // the persistent grid's size
   void* workspace;
   size_t workspace_bytes;
+  int planes_per_modulus = 1;
 };
 cudaError_t launch_oz2_products_sm90(const Oz2ProductsArgs& args, cudaStream_t stream);
 bool oz2_products_sm90_built();
 
 // The reconstruction reads either the unfused path's int32 product planes (`products`, reduced here)
 // or the Hopper products' int8 residue planes (`residues`, reduced in the GEMM): exactly one is set.
-struct Oz2ReconstructArgs {
+// Real data: Scalar double, View OperandView; complex data (Oz2cReconstructArgs): double2,
+// ComplexOperandView.
+template <class Scalar, class View>
+struct Oz2ReconstructArgsOf {
   const int32_t* products;
   const int8_t* residues;
   int64_t ld, plane_elems;
   int64_t row0, m_rows, col0, n_cols;  // this chunk of C
   const int32_t *sft_a, *sft_b, *flag_a, *flag_b;
-  double alpha, beta;
-  double* C;
+  Scalar alpha, beta;
+  Scalar* C;
   int64_t ldc;
-  OperandView a, b;  // read only for entries whose row or column holds Inf/NaN
+  View a, b;  // read only for entries whose row or column holds Inf/NaN
 };
+using Oz2ReconstructArgs = Oz2ReconstructArgsOf<double, OperandView>;
 cudaError_t launch_oz2_reconstruct(const Oz2ReconstructArgs& args, const numerics::Ozaki2Constants& c,
                                    cudaStream_t stream);
+
+// ---- The complex Ozaki-II scheme, 2M (ozgemm/numerics/ozaki2_complex.hpp; ozaki2_complex.cu) ----
+// Step 1's statistics of each of rows_pad rows (the real ones over the row's 2k parts):
+// shift[r] = shift_from_max(largest finite |part|), flag[r] = 1 if a part is Inf/NaN, and
+// S[r] = sum of oz2_norm_term(part, shift[r] - 1) over the finite parts. Rows >= view.rows get the
+// values of an all-zero row. Two reads of the operand (S needs the shift).
+cudaError_t launch_oz2c_stats(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
+                              int64_t* S, cudaStream_t stream);
+// Step 2: sft[r] = shift[r] - 1 + oz2_extra_shift(S[r], c) and, for each modulus i < c.n (c: the
+// complex set's constants, ozaki2_complex_constants), the 2M planes oz2c_forward of the residues of
+// A'r, A'i (op C: A'i negated): plane 2i + t (t = 0: x0, 1: x1) at res + (2i + t) * plane, entry
+// (r, l) at r * kpad + l, for r < rows_pad, l < kpad (0 for padding; non-finite parts count as 0).
+cudaError_t launch_oz2c_residues(const ComplexOperandView& view, const int32_t* shift, const int64_t* S,
+                                 const numerics::Ozaki2Constants& c, int64_t rows_pad, int64_t kpad, int64_t plane,
+                                 int8_t* res, int32_t* sft, cudaStream_t stream);
+// Steps 3-4 after the products: C entries of a chunk from the 2 c.n product planes (plane 2i + t at
+// + (2i + t) * plane_elems, entry (r, c) at r + c * ld; int32 planes reduced to sym_mod(., p_i) here,
+// int8 ones already reduced), oz2c_inverse per modulus, oz2c_reconstruct_n, oz2c_apply_alpha_beta;
+// entries whose row or column holds Inf/NaN take oz2c_special_accumulate over the raw operands.
+using Oz2cReconstructArgs = Oz2ReconstructArgsOf<double2, ComplexOperandView>;
+cudaError_t launch_oz2c_reconstruct(const Oz2cReconstructArgs& args, const numerics::Ozaki2Constants& c,
+                                    cudaStream_t stream);
+// C = oz2c_scale_c(beta, C) (beta == 0: C = 0 without reading C; beta == 1: nothing runs), the BLAS
+// quick return for k == 0 or alpha == 0.
+cudaError_t launch_oz2c_scale_c(int64_t m, int64_t n, double2 beta, double2* C, int64_t ldc, cudaStream_t stream);
 
 // C = beta * C (beta == 0: C = 0 without reading C), the BLAS quick return for k == 0 or alpha == 0.
 cudaError_t launch_scale_c(int64_t m, int64_t n, double beta, double* C, int64_t ldc, cudaStream_t stream);

@@ -4,9 +4,8 @@
 // The INT8 products themselves are cuBLASLt's (src/dispatch) or the Hopper GEMM's
 // (ozaki2_products_sm90.cu). Same numerics as the host reference
 // (src/reference/ozaki2_reference.cpp).
-#include <type_traits>
-
 #include "kernels/dgemm/launch.hpp"
+#include "kernels/dgemm/moduli_count.cuh"
 #include "kernels/dgemm/operand_tile.cuh"
 #include "kernels/dgemm/special_dot.cuh"
 #include "ozgemm/numerics/ozaki2.hpp"
@@ -202,17 +201,6 @@ __global__ void __launch_bounds__(32 * kResidueWarps) oz2_reconstruct_residues_k
     if (r >= a.m_rows) break;
     double* out = a.C + a.row0 + r + cg * a.ldc;
     *out = nm::apply_alpha_beta(a.alpha, staged[32 * j + lane], a.beta, read_c ? *out : 0.0, read_c);
-  }
-}
-
-// f(std::integral_constant<int, N>) for the moduli count n; cudaErrorInvalidValue outside the range.
-template <int N = nm::kMinModuli, class F>
-cudaError_t with_moduli_count(int n, F&& f) {
-  if constexpr (N > nm::kMaxModuli) {
-    return cudaErrorInvalidValue;
-  } else {
-    if (n == N) return f(std::integral_constant<int, N>{});
-    return with_moduli_count<N + 1>(n, f);
   }
 }
 

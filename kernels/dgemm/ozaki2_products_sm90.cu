@@ -11,7 +11,8 @@ namespace kernels {
 
 cudaError_t launch_oz2_products_sm90(const Oz2ProductsArgs& args, cudaStream_t stream) {
   if (args.m <= 0 || args.n <= 0) return cudaSuccess;
-  if (args.k <= 0 || args.k > numerics::kOz2ChunkK || args.constants == nullptr) return cudaErrorInvalidValue;
+  if (args.k <= 0 || args.k > numerics::kOz2ChunkK || args.constants == nullptr || args.planes_per_modulus < 1)
+    return cudaErrorInvalidValue;
   return oz2_sm90::Oz2ProductsGemm<Sm90Oz2ProductsPolicy>::run(args, stream);
 }
 bool oz2_products_sm90_built() { return true; }

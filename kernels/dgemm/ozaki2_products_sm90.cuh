@@ -4,6 +4,9 @@
 // so the products leave one byte an entry instead of cuBLASLt's four (the int32 planes of the
 // unfused path), and the reconstruction reads a quarter of the bytes.
 //
+// The complex scheme (numerics/ozaki2_complex.hpp) runs the same GEMM over its two transformed planes
+// per modulus: plane l is modulus l / planes_per_modulus's (Oz2ProductsArgs::planes_per_modulus).
+//
 // The kernel is CUTLASS's own (GemmUniversal: TMA + wgmma s8 x s8 -> s32, warp-specialised,
 // persistent over the tiles of all moduli, the configuration a Policy of policy.hpp names); only
 // the epilogue's visitor (Oz2SymModVisitor below) is ours. Included by the library's instantiation
@@ -45,14 +48,15 @@ struct Oz2Fp32Reduce {
   CUTLASS_DEVICE static int8_t apply(int32_t v, const Modulus& m) { return numerics::oz2_sym_mod_i32(v, m); }
 };
 
-// The epilogue visitor: int32 accumulator -> its symmetric residue modulo the tile's modulus (batch
-// index l), as int8. A leaf of CUTLASS's epilogue visitor tree (the interface of Sm90Compute).
+// The epilogue visitor: int32 accumulator -> its symmetric residue modulo the tile's modulus (that of
+// batch index l: mod[l / planes_per_modulus]), as int8. A leaf of CUTLASS's epilogue visitor tree (the interface of Sm90Compute).
 template <class Reduce>
 struct Oz2SymModVisitor {
   using Modulus = typename Reduce::Modulus;
   struct SharedStorage {};
   struct Arguments {
     Modulus mod[numerics::kMaxModuli] = {};  // Reduce::make(p_i)
+    int planes_per_modulus = 1;              // consecutive batch indices of one modulus (1 real, 2 complex)
   };
   using Params = Arguments;
 
@@ -101,7 +105,7 @@ struct Oz2SymModVisitor {
   template <bool ReferenceSrc, class... Args>
   CUTLASS_DEVICE auto get_consumer_store_callbacks(fusion::detail::ConsumerStoreArgs<Args...> const& args) {
     const int l = static_cast<int>(get<3>(args.tile_coord_mnkl));
-    return ConsumerStoreCallbacks(params_->mod[l]);
+    return ConsumerStoreCallbacks(params_->mod[l / params_->planes_per_modulus]);
   }
 
  private:
@@ -146,10 +150,11 @@ struct Oz2ProductsGemm {
     typename Epilogue::FusionCallbacks::Arguments mod{};
     const numerics::Ozaki2Constants& c = *a.constants;
     for (int i = 0; i < c.n; ++i) mod.mod[i] = Reduce::make(c.p[i]);
+    mod.planes_per_modulus = a.planes_per_modulus;
     cutlass::KernelHardwareInfo hw;
     hw.sm_count = a.sm_count;
     typename Device::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
-                                    {int(a.m), int(a.n), int(a.k), c.n},
+                                    {int(a.m), int(a.n), int(a.k), c.n * a.planes_per_modulus},
                                     {a.A, sa, a.B, sb},
                                     {mod, nullptr, StrideD{}, a.D, sd},
                                     hw};

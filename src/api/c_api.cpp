@@ -36,7 +36,7 @@ bool to_op(cublasOperation_t t, Op* op) {
   switch (t) {
     case CUBLAS_OP_N: *op = Op::N; return true;
     case CUBLAS_OP_T:
-    case CUBLAS_OP_C: *op = Op::T; return true;  // real data: conjugate transpose == transpose
+    case CUBLAS_OP_C: *op = Op::T; return true;  // real data: conjugate transpose == transpose (complex: conj too)
     default: return false;
   }
 }
@@ -135,6 +135,52 @@ ozgemmStatus_t plan_run(ozgemmContext* h, const GemmShape& s, const double* A, c
   HandleData data(h, s, A, B);
   const ozgemm::PlanStatus st = ozgemm::plan_call(h->settings, {s}, h->dev, &data, plan);
   return st == ozgemm::PlanStatus::DataFailed ? data.status() : to_status(st);
+}
+
+// Complex data's plan: no data read (FP64 mode's complex decision is not built: native ZGEMM).
+ozgemmStatus_t plan_run(ozgemmContext* h, const GemmShape& s, const cuDoubleComplex*, const cuDoubleComplex*,
+                        ozgemm::CallPlan* plan) {
+  return to_status(ozgemm::plan_call(h->settings, {s, ozgemm::ElementType::ComplexF64}, h->dev, nullptr, plan));
+}
+
+bool is_zero(double a) { return a == 0.0; }
+bool is_zero(cuDoubleComplex a) { return a.x == 0.0 && a.y == 0.0; }
+
+ozgemmStatus_t launch(ozgemmContext* h, const ozgemm::CallPlan& plan, const GemmShape& s, cublasOperation_t,
+                      cublasOperation_t, double alpha, const double* A, const double* B, double beta, double* C,
+                      void* ws) {
+  return ozgemm::dispatch::run(h->exec(), plan, s, alpha, A, B, beta, C, ws);
+}
+ozgemmStatus_t launch(ozgemmContext* h, const ozgemm::CallPlan& plan, const GemmShape& s, cublasOperation_t ta,
+                      cublasOperation_t tb, cuDoubleComplex alpha, const cuDoubleComplex* A, const cuDoubleComplex* B,
+                      cuDoubleComplex beta, cuDoubleComplex* C, void* ws) {
+  const ozgemm::dispatch::ComplexOps ops{ta == CUBLAS_OP_C, tb == CUBLAS_OP_C};
+  return ozgemm::dispatch::run(h->exec(), plan, s, ops, alpha, A, B, beta, C, ws);
+}
+
+// ozgemmDgemm and ozgemmZgemm (T = double or cuDoubleComplex): cuBLAS's argument checks and BLAS's
+// quick returns, then the plan (plan_call) and its launch (dispatch::run); the call's report.
+template <class T>
+ozgemmStatus_t gemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const T* alpha,
+                    const T* A, int lda, const T* B, int ldb, const T* beta, T* C, int ldc) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  GemmShape s;
+  ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, ldc, &s);
+  if (st != OZGEMM_STATUS_SUCCESS) return st;
+  if (!alpha || !beta) return OZGEMM_STATUS_INVALID_VALUE;
+  if (m == 0 || n == 0) return OZGEMM_STATUS_SUCCESS;
+  if (!C) return OZGEMM_STATUS_INVALID_VALUE;
+  const T al = *alpha, be = *beta;
+  if (k == 0 || is_zero(al)) return ozgemm::dispatch::scale_c(h->exec(), s, be, C);
+  if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
+  ozgemm::CallPlan plan;
+  st = plan_run(h, s, A, B, &plan);
+  void* ws = nullptr;
+  if (st == OZGEMM_STATUS_SUCCESS && plan.workspace_bytes > 0)  // FP64 mode reserved it already
+    st = ozgemm::detail::ensure_workspace(h, plan.workspace_bytes, &ws);
+  if (st == OZGEMM_STATUS_SUCCESS) st = launch(h, plan, s, ta, tb, al, A, B, be, C, ws);
+  if (st == OZGEMM_STATUS_SUCCESS) to_info(plan.report, &h->last);
+  return st;
 }
 
 }  // namespace
@@ -414,24 +460,13 @@ ozgemmStatus_t ozgemmCanImplement(ozgemmHandle_t h, cublasOperation_t ta, cublas
 ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                            const double* alpha, const double* A, int lda, const double* B, int ldb,
                            const double* beta, double* C, int ldc) {
-  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
-  GemmShape s;
-  ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, ldc, &s);
-  if (st != OZGEMM_STATUS_SUCCESS) return st;
-  if (!alpha || !beta) return OZGEMM_STATUS_INVALID_VALUE;
-  if (m == 0 || n == 0) return OZGEMM_STATUS_SUCCESS;
-  if (!C) return OZGEMM_STATUS_INVALID_VALUE;
-  const double al = *alpha, be = *beta;
-  if (k == 0 || al == 0.0) return ozgemm::dispatch::scale_c(h->exec(), s, be, C);
-  if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;
-  ozgemm::CallPlan plan;
-  st = plan_run(h, s, A, B, &plan);
-  void* ws = nullptr;
-  if (st == OZGEMM_STATUS_SUCCESS && plan.workspace_bytes > 0)  // FP64 mode reserved it already
-    st = ozgemm::detail::ensure_workspace(h, plan.workspace_bytes, &ws);
-  if (st == OZGEMM_STATUS_SUCCESS) st = ozgemm::dispatch::run(h->exec(), plan, s, al, A, B, be, C, ws);
-  if (st == OZGEMM_STATUS_SUCCESS) to_info(plan.report, &h->last);
-  return st;
+  return gemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+ozgemmStatus_t ozgemmZgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                           const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B,
+                           int ldb, const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc) {
+  return gemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 const char* ozgemmGetStatusString(ozgemmStatus_t s) {

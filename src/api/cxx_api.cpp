@@ -57,40 +57,65 @@ void set_planning_memory(ozgemmHandle_t h, int64_t bytes) {
 }
 }  // namespace testing
 
-void dgemm_host_buffers(Handle& h, Op ta, Op tb, int m, int n, int k, double alpha, const double* A, int lda,
-                        const double* B, int ldb, double beta, double* C, int ldc) {
-  const std::string why = check_shape(gemm_shape(ta, tb, m, n, k, lda, ldb, ldc));
+namespace {
+// Host arrays in and out around one call of ozgemmDgemm / ozgemmZgemm (T double / cuDoubleComplex).
+ozgemmStatus_t call(Handle& h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const double* alpha,
+                    const double* A, int lda, const double* B, int ldb, const double* beta, double* C, int ldc) {
+  return ozgemmDgemm(h.get(), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+ozgemmStatus_t call(Handle& h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                    const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B, int ldb,
+                    const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc) {
+  return ozgemmZgemm(h.get(), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+template <class T>
+void host_buffers(const char* what, Handle& h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, T alpha,
+                  const T* A, int lda, const T* B, int ldb, T beta, T* C, int ldc) {
+  const Op opa = ta == CUBLAS_OP_N ? Op::N : Op::T, opb = tb == CUBLAS_OP_N ? Op::N : Op::T;
+  const std::string why = check_shape(gemm_shape(opa, opb, m, n, k, lda, ldb, ldc));
   if (!why.empty()) throw Error(OZGEMM_STATUS_INVALID_VALUE, why);
-  const size_t na = size_t(lda) * size_t(ta == Op::N ? k : m);
-  const size_t nb = size_t(ldb) * size_t(tb == Op::N ? n : k);
+  const size_t na = size_t(lda) * size_t(opa == Op::N ? k : m);
+  const size_t nb = size_t(ldb) * size_t(opb == Op::N ? n : k);
   const size_t nc = size_t(ldc) * size_t(n);
-  double *dA = nullptr, *dB = nullptr, *dC = nullptr;
+  constexpr size_t bytes = sizeof(T);
+  T *dA = nullptr, *dB = nullptr, *dC = nullptr;
   auto cleanup = [&] {
     cudaFree(dA);
     cudaFree(dB);
     cudaFree(dC);
   };
-  if (cudaMalloc(&dA, std::max<size_t>(1, na) * 8) != cudaSuccess ||
-      cudaMalloc(&dB, std::max<size_t>(1, nb) * 8) != cudaSuccess ||
-      cudaMalloc(&dC, std::max<size_t>(1, nc) * 8) != cudaSuccess) {
+  if (cudaMalloc(&dA, std::max<size_t>(1, na) * bytes) != cudaSuccess ||
+      cudaMalloc(&dB, std::max<size_t>(1, nb) * bytes) != cudaSuccess ||
+      cudaMalloc(&dC, std::max<size_t>(1, nc) * bytes) != cudaSuccess) {
     cudaGetLastError();
     cleanup();
-    throw Error(OZGEMM_STATUS_ALLOC_FAILED, "dgemm_host_buffers");
+    throw Error(OZGEMM_STATUS_ALLOC_FAILED, what);
   }
   cudaStream_t st = nullptr;
   ozgemmGetStream(h.get(), &st);
-  bool ok = cudaMemcpyAsync(dA, A, na * 8, cudaMemcpyHostToDevice, st) == cudaSuccess &&
-            cudaMemcpyAsync(dB, B, nb * 8, cudaMemcpyHostToDevice, st) == cudaSuccess &&
-            cudaMemcpyAsync(dC, C, nc * 8, cudaMemcpyHostToDevice, st) == cudaSuccess;
-  ozgemmStatus_t status = ok ? ozgemmDgemm(h.get(), to_cublas(ta), to_cublas(tb), m, n, k, &alpha, dA, lda, dB, ldb,
-                                           &beta, dC, ldc)
-                             : OZGEMM_STATUS_EXECUTION_FAILED;
+  bool ok = cudaMemcpyAsync(dA, A, na * bytes, cudaMemcpyHostToDevice, st) == cudaSuccess &&
+            cudaMemcpyAsync(dB, B, nb * bytes, cudaMemcpyHostToDevice, st) == cudaSuccess &&
+            cudaMemcpyAsync(dC, C, nc * bytes, cudaMemcpyHostToDevice, st) == cudaSuccess;
+  ozgemmStatus_t status =
+      ok ? call(h, ta, tb, m, n, k, &alpha, dA, lda, dB, ldb, &beta, dC, ldc) : OZGEMM_STATUS_EXECUTION_FAILED;
   if (status == OZGEMM_STATUS_SUCCESS)
-    ok = cudaMemcpyAsync(C, dC, nc * 8, cudaMemcpyDeviceToHost, st) == cudaSuccess &&
+    ok = cudaMemcpyAsync(C, dC, nc * bytes, cudaMemcpyDeviceToHost, st) == cudaSuccess &&
          cudaStreamSynchronize(st) == cudaSuccess;
   cleanup();
-  if (status != OZGEMM_STATUS_SUCCESS) throw Error(status, "ozgemmDgemm");
-  if (!ok) throw Error(OZGEMM_STATUS_EXECUTION_FAILED, "dgemm_host_buffers: copy");
+  if (status != OZGEMM_STATUS_SUCCESS) throw Error(status, what);
+  if (!ok) throw Error(OZGEMM_STATUS_EXECUTION_FAILED, std::string(what) + ": copy");
+}
+}  // namespace
+
+void dgemm_host_buffers(Handle& h, Op ta, Op tb, int m, int n, int k, double alpha, const double* A, int lda,
+                        const double* B, int ldb, double beta, double* C, int ldc) {
+  host_buffers("ozgemmDgemm", h, to_cublas(ta), to_cublas(tb), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void zgemm_host_buffers(Handle& h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                        cuDoubleComplex alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B, int ldb,
+                        cuDoubleComplex beta, cuDoubleComplex* C, int ldc) {
+  host_buffers("ozgemmZgemm", h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 double int8_gemm_tops(int n, cudaStream_t stream) {

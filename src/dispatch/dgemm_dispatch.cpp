@@ -1,5 +1,5 @@
-// The dispatch layer for the DGEMM emulation (dispatch.hpp): maps a Ozaki1Plan to kernel launches and
-// cuBLAS/cuBLASLt calls; decides nothing.
+// The dispatch layer for the DGEMM and ZGEMM emulations (dispatch.hpp): maps a CallPlan to kernel
+// launches and cuBLAS/cuBLASLt calls; decides nothing.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -9,21 +9,40 @@
 #include "dispatch/dispatch.hpp"
 #include "kernels/b2b/launch.hpp"
 #include "kernels/dgemm/launch.hpp"
+#include "ozgemm/numerics/ozaki2_complex.hpp"
 
 namespace ozgemm {
 namespace dispatch {
 
 namespace {
 
+// Element (r, l) of the rows of op(A) / columns of op(B) at X[r * r + l * l] (in elements, real or complex).
+struct Strides {
+  int64_t r, l;
+};
+Strides strides_of_op_a(const GemmShape& s) {
+  // Rows of op(A): N: A(r, l) at r + l*lda; T (and C): A(l, r) at l + r*lda.
+  return s.transa == Op::N ? Strides{1, s.lda} : Strides{s.lda, 1};
+}
+Strides strides_of_op_b(const GemmShape& s) {
+  // Columns of op(B): N: B(l, c) at l + c*ldb; T (and C): B(c, l) at c + l*ldb.
+  return s.transb == Op::N ? Strides{s.ldb, 1} : Strides{1, s.ldb};
+}
 kernels::OperandView view_of_op_a(const GemmShape& s, const double* A) {
-  // Rows of op(A): N: A(r, l) at r + l*lda; T: A(l, r) at l + r*lda.
-  return s.transa == Op::N ? kernels::OperandView{A, s.m, s.k, 1, s.lda}
-                           : kernels::OperandView{A, s.m, s.k, s.lda, 1};
+  const Strides st = strides_of_op_a(s);
+  return kernels::OperandView{A, s.m, s.k, st.r, st.l};
 }
 kernels::OperandView view_of_op_b(const GemmShape& s, const double* B) {
-  // Columns of op(B): N: B(l, c) at l + c*ldb; T: B(c, l) at c + l*ldb.
-  return s.transb == Op::N ? kernels::OperandView{B, s.n, s.k, s.ldb, 1}
-                           : kernels::OperandView{B, s.n, s.k, 1, s.ldb};
+  const Strides st = strides_of_op_b(s);
+  return kernels::OperandView{B, s.n, s.k, st.r, st.l};
+}
+kernels::ComplexOperandView complex_view_of_op_a(const GemmShape& s, const cuDoubleComplex* A, bool conj) {
+  const Strides st = strides_of_op_a(s);
+  return kernels::ComplexOperandView{A, s.m, s.k, st.r, st.l, conj};
+}
+kernels::ComplexOperandView complex_view_of_op_b(const GemmShape& s, const cuDoubleComplex* B, bool conj) {
+  const Strides st = strides_of_op_b(s);
+  return kernels::ComplexOperandView{B, s.n, s.k, st.r, st.l, conj};
 }
 
 void record(const ExecContext& ctx, int i) {
@@ -46,9 +65,9 @@ Stats stats_in(char* ws, const StatsOffsets& o) {
 
 // The fields every epilogue-writing launch shares (EpilogueArgs, FusedArgs, Oz2ReconstructArgs): the
 // operands' Inf/NaN flags, alpha, beta, C and the raw operands for the special path.
-template <class Args>
-void set_output(Args* x, const int32_t* flag_a, const int32_t* flag_b, double alpha, double beta, double* C, int64_t ldc,
-                const kernels::OperandView& a, const kernels::OperandView& b) {
+template <class Args, class Scalar, class View>
+void set_output(Args* x, const int32_t* flag_a, const int32_t* flag_b, Scalar alpha, Scalar beta, Scalar* C, int64_t ldc,
+                const View& a, const View& b) {
   x->flag_a = flag_a;
   x->flag_b = flag_b;
   x->alpha = alpha;
@@ -315,104 +334,184 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
 }
 
 namespace {
-ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, bool stats_ready, const GemmShape& shape,
-                          double alpha, const double* A, const double* B, double beta, double* C, void* workspace) {
-  char* ws = static_cast<char*>(workspace);
-  const numerics::Ozaki2Constants& cst = numerics::ozaki2_constants(plan.moduli);
-  const Stats stats = stats_in(ws, plan.stats);
-  int32_t *shift_a = stats.shift_a, *shift_b = stats.shift_b, *flag_a = stats.flag_a, *flag_b = stats.flag_b;
-  auto* S_a = reinterpret_cast<int64_t*>(ws + plan.off_S_a);
-  auto* S_b = reinterpret_cast<int64_t*>(ws + plan.off_S_b);
-  auto* sft_a = reinterpret_cast<int32_t*>(ws + plan.off_sft_a);
-  auto* sft_b = reinterpret_cast<int32_t*>(ws + plan.off_sft_b);
-  auto* res_a = reinterpret_cast<int8_t*>(ws + plan.off_res_a);
-  auto* res_b = reinterpret_cast<int8_t*>(ws + plan.off_res_b);
-  const bool fused = plan.variant == Variant::PartiallyFused;  // int8 planes from the Hopper products
-  auto* products = reinterpret_cast<int32_t*>(ws + plan.off_products);
-  auto* residues = reinterpret_cast<int8_t*>(ws + plan.off_products);
-  auto* partial = reinterpret_cast<int32_t*>(ws + plan.off_partial);
-  const kernels::OperandView va = view_of_op_a(shape, A), vb = view_of_op_b(shape, B);
+// The Ozaki-II workspace's regions (Ozaki2Plan's offsets).
+struct Oz2Buffers {
+  Stats stats;
+  int64_t *S_a, *S_b;
+  int32_t *sft_a, *sft_b;
+  int8_t *res_a, *res_b;
+  int32_t* products;  // Unfused: int32 planes
+  int8_t* residues;   // PartiallyFused: int8 planes (the same region)
+  int32_t* partial;
+  void* lt;
+};
+Oz2Buffers oz2_buffers(char* ws, const Ozaki2Plan& plan) {
+  return Oz2Buffers{stats_in(ws, plan.stats),
+                    reinterpret_cast<int64_t*>(ws + plan.off_S_a),
+                    reinterpret_cast<int64_t*>(ws + plan.off_S_b),
+                    reinterpret_cast<int32_t*>(ws + plan.off_sft_a),
+                    reinterpret_cast<int32_t*>(ws + plan.off_sft_b),
+                    reinterpret_cast<int8_t*>(ws + plan.off_res_a),
+                    reinterpret_cast<int8_t*>(ws + plan.off_res_b),
+                    reinterpret_cast<int32_t*>(ws + plan.off_products),
+                    reinterpret_cast<int8_t*>(ws + plan.off_products),
+                    reinterpret_cast<int32_t*>(ws + plan.off_partial),
+                    ws + plan.off_lt};
+}
+
+// The products of one chunk of C (rows row0 .., columns col0 .., nrows x ncols padded): plane l's
+// residues of A times those of B into product plane l, for every plane of the plan (plane l is
+// modulus l / planes_per_modulus's, cst's p_i). PartiallyFused: one launch of the Hopper GEMM, each
+// product reduced modulo its p_i into an int8 plane. Unfused with one k-chunk: all planes through
+// run_strided (one batched launch for products up to 4096^3, else a launch a plane); past it, each
+// further chunk's product goes to the partial plane and is folded in modulo p_i.
+ozgemmStatus_t oz2_products(const ExecContext& ctx, const Ozaki2Plan& plan, const numerics::Ozaki2Constants& cst,
+                            const Oz2Buffers& w, int64_t row0, int64_t col0, int64_t nrows, int64_t ncols) {
   cudaStream_t st = ctx.stream;
-  record(ctx, 0);
-  if (!stats_ready) {  // else FP64 mode's decision left shifts, flags and S at these offsets
-    OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, {}, st));
-    OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, {}, st));
-    OZ_CUDA_TRY(cudaMemsetAsync(S_a, 0, sizeof(int64_t) * size_t(plan.m_pad), st));
-    OZ_CUDA_TRY(cudaMemsetAsync(S_b, 0, sizeof(int64_t) * size_t(plan.n_pad), st));
-    OZ_CUDA_TRY(kernels::launch_oz2_norms(va, shift_a, plan.m_pad, S_a, st));
-    OZ_CUDA_TRY(kernels::launch_oz2_norms(vb, shift_b, plan.n_pad, S_b, st));
+  const size_t lt_bytes = size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes);
+  if (plan.variant == Variant::PartiallyFused) {
+    kernels::Oz2ProductsArgs pa{};
+    pa.A = w.res_a + row0 * plan.kpad;
+    pa.lda = plan.kpad;
+    pa.stride_a = plan.res_a_plane();
+    pa.B = w.res_b + col0 * plan.kpad;
+    pa.ldb = plan.kpad;
+    pa.stride_b = plan.res_b_plane();
+    pa.D = w.residues;
+    pa.ldd = plan.m_chunk;
+    pa.stride_d = plan.product_plane();
+    pa.m = nrows;
+    pa.n = ncols;
+    pa.k = plan.kpad;
+    pa.constants = &cst;
+    pa.sm_count = plan.sm_count;
+    pa.workspace = w.lt;
+    pa.workspace_bytes = lt_bytes;
+    pa.planes_per_modulus = plan.planes_per_modulus();
+    OZ_CUDA_TRY(kernels::launch_oz2_products_sm90(pa, st));
+    return OZGEMM_STATUS_SUCCESS;
   }
-  record(ctx, 1);
-  OZ_CUDA_TRY(kernels::launch_oz2_residues(va, shift_a, S_a, cst, plan.m_pad, plan.kpad, plan.res_a_plane(), res_a, sft_a, st));
-  OZ_CUDA_TRY(kernels::launch_oz2_residues(vb, shift_b, S_b, cst, plan.n_pad, plan.kpad, plan.res_b_plane(), res_b, sft_b, st));
-  record(ctx, 2);
-  kernels::Oz2ReconstructArgs e{};
-  e.products = fused ? nullptr : products;
-  e.residues = fused ? residues : nullptr;
+  if (plan.kchunks == 1) {
+    if (ctx.lt->run_strided(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(plan.kpad),
+                            w.res_a + row0 * plan.kpad, static_cast<int>(plan.kpad), plan.res_a_plane(),
+                            w.res_b + col0 * plan.kpad, static_cast<int>(plan.kpad), plan.res_b_plane(), w.products,
+                            static_cast<int>(plan.m_chunk), plan.product_plane(), plan.planes(), w.lt, lt_bytes, st,
+                            ctx.autotune) != CUBLAS_STATUS_SUCCESS)
+      return OZGEMM_STATUS_EXECUTION_FAILED;
+    return OZGEMM_STATUS_SUCCESS;
+  }
+  for (int l = 0; l < plan.planes(); ++l)
+    for (int64_t kc = 0; kc < plan.kchunks; ++kc) {
+      const int64_t k0 = kc * plan.kchunk, kk = std::min(plan.kchunk, plan.kpad - k0);
+      const int8_t* a_ptr = w.res_a + l * plan.res_a_plane() + row0 * plan.kpad + k0;
+      const int8_t* b_ptr = w.res_b + l * plan.res_b_plane() + col0 * plan.kpad + k0;
+      int32_t* plane = w.products + l * plan.product_plane();
+      if (ctx.lt->run(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(kk), a_ptr,
+                      static_cast<int>(plan.kpad), b_ptr, static_cast<int>(plan.kpad), kc == 0 ? plane : w.partial,
+                      static_cast<int>(plan.m_chunk), w.lt, lt_bytes, st, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
+        return OZGEMM_STATUS_EXECUTION_FAILED;
+      if (kc > 0)
+        OZ_CUDA_TRY(kernels::launch_oz2_accumulate(w.partial, plane, plan.m_chunk, nrows, ncols,
+                                                   cst.p[l / plan.planes_per_modulus()], st));
+    }
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+// The products and the reconstruction of an Ozaki-II plan, chunk by chunk of C, with the phase events
+// 3 and 4. e (Oz2ReconstructArgsOf, its output fields set) gets the plan's product planes and shifts
+// here and each chunk's rows and columns; reconstruct(e) launches the reconstruction.
+template <class Args, class Reconstruct>
+ozgemmStatus_t oz2_chunks(const ExecContext& ctx, const Ozaki2Plan& plan, const numerics::Ozaki2Constants& cst,
+                          const Oz2Buffers& w, Args e, Reconstruct reconstruct) {
+  const bool fused = plan.variant == Variant::PartiallyFused;  // int8 planes from the Hopper products
+  e.products = fused ? nullptr : w.products;
+  e.residues = fused ? w.residues : nullptr;
   e.ld = plan.m_chunk;
   e.plane_elems = plan.product_plane();
-  e.sft_a = sft_a;
-  e.sft_b = sft_b;
-  set_output(&e, flag_a, flag_b, alpha, beta, C, shape.ldc, va, vb);
+  e.sft_a = w.sft_a;
+  e.sft_b = w.sft_b;
   bool first_chunk = true;
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk)
     for (int64_t row0 = 0; row0 < plan.m; row0 += plan.m_chunk) {
       const int64_t ncols = std::min(plan.n_chunk, plan.n_pad - col0), nrows = std::min(plan.m_chunk, plan.m_pad - row0);
-      // Modulus i's product into plane i: all moduli through run_strided when k is one int32 chunk
-      // (one batched launch for products up to 4096^3, else a launch a modulus); past it, each further chunk's product goes to the partial plane and is folded in
-      // modulo p_i.
-      if (fused) {
-        // One launch: every modulus' product of this chunk, reduced modulo p_i, into int8 plane i.
-        kernels::Oz2ProductsArgs pa{};
-        pa.A = res_a + row0 * plan.kpad;
-        pa.lda = plan.kpad;
-        pa.stride_a = plan.res_a_plane();
-        pa.B = res_b + col0 * plan.kpad;
-        pa.ldb = plan.kpad;
-        pa.stride_b = plan.res_b_plane();
-        pa.D = residues;
-        pa.ldd = plan.m_chunk;
-        pa.stride_d = plan.product_plane();
-        pa.m = nrows;
-        pa.n = ncols;
-        pa.k = plan.kpad;
-        pa.constants = &cst;
-        pa.sm_count = plan.sm_count;
-        pa.workspace = ws + plan.off_lt;
-        pa.workspace_bytes = size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes);
-        OZ_CUDA_TRY(kernels::launch_oz2_products_sm90(pa, st));
-      } else if (plan.kchunks == 1) {
-        if (ctx.lt->run_strided(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(plan.kpad),
-                                res_a + row0 * plan.kpad, static_cast<int>(plan.kpad), plan.res_a_plane(),
-                                res_b + col0 * plan.kpad, static_cast<int>(plan.kpad), plan.res_b_plane(), products,
-                                static_cast<int>(plan.m_chunk), plan.product_plane(), plan.moduli, ws + plan.off_lt,
-                                size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes), st, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
-          return OZGEMM_STATUS_EXECUTION_FAILED;
-      }
-      for (int i = 0; i < plan.moduli && !fused && plan.kchunks > 1; ++i)
-        for (int64_t kc = 0; kc < plan.kchunks; ++kc) {
-          const int64_t k0 = kc * plan.kchunk, kk = std::min(plan.kchunk, plan.kpad - k0);
-          const int8_t* a_ptr = res_a + i * plan.res_a_plane() + row0 * plan.kpad + k0;
-          const int8_t* b_ptr = res_b + i * plan.res_b_plane() + col0 * plan.kpad + k0;
-          int32_t* plane = products + i * plan.product_plane();
-          if (ctx.lt->run(static_cast<int>(nrows), static_cast<int>(ncols), static_cast<int>(kk), a_ptr,
-                          static_cast<int>(plan.kpad), b_ptr, static_cast<int>(plan.kpad), kc == 0 ? plane : partial,
-                          static_cast<int>(plan.m_chunk), ws + plan.off_lt,
-                          size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes), st, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
-            return OZGEMM_STATUS_EXECUTION_FAILED;
-          if (kc > 0)
-            OZ_CUDA_TRY(kernels::launch_oz2_accumulate(partial, plane, plan.m_chunk, nrows, ncols, cst.p[i], st));
-        }
+      const ozgemmStatus_t ps = oz2_products(ctx, plan, cst, w, row0, col0, nrows, ncols);
+      if (ps != OZGEMM_STATUS_SUCCESS) return ps;
       if (first_chunk) record(ctx, 3);
       first_chunk = false;
       e.row0 = row0;
       e.m_rows = std::min(nrows, plan.m - row0);
       e.col0 = col0;
       e.n_cols = std::min(ncols, plan.n - col0);
-      OZ_CUDA_TRY(kernels::launch_oz2_reconstruct(e, cst, st));
+      OZ_CUDA_TRY(reconstruct(e));
     }
   record(ctx, 4);
   return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t run_ozaki2(const ExecContext& ctx, const Ozaki2Plan& plan, bool stats_ready, const GemmShape& shape,
+                          double alpha, const double* A, const double* B, double beta, double* C, void* workspace) {
+  const numerics::Ozaki2Constants& cst = numerics::ozaki2_constants(plan.moduli);
+  const Oz2Buffers w = oz2_buffers(static_cast<char*>(workspace), plan);
+  int32_t *shift_a = w.stats.shift_a, *shift_b = w.stats.shift_b, *flag_a = w.stats.flag_a, *flag_b = w.stats.flag_b;
+  const kernels::OperandView va = view_of_op_a(shape, A), vb = view_of_op_b(shape, B);
+  cudaStream_t st = ctx.stream;
+  record(ctx, 0);
+  if (!stats_ready) {  // else FP64 mode's decision left shifts, flags and S at these offsets
+    OZ_CUDA_TRY(kernels::launch_row_shifts(va, plan.m_pad, shift_a, flag_a, {}, st));
+    OZ_CUDA_TRY(kernels::launch_row_shifts(vb, plan.n_pad, shift_b, flag_b, {}, st));
+    OZ_CUDA_TRY(cudaMemsetAsync(w.S_a, 0, sizeof(int64_t) * size_t(plan.m_pad), st));
+    OZ_CUDA_TRY(cudaMemsetAsync(w.S_b, 0, sizeof(int64_t) * size_t(plan.n_pad), st));
+    OZ_CUDA_TRY(kernels::launch_oz2_norms(va, shift_a, plan.m_pad, w.S_a, st));
+    OZ_CUDA_TRY(kernels::launch_oz2_norms(vb, shift_b, plan.n_pad, w.S_b, st));
+  }
+  record(ctx, 1);
+  OZ_CUDA_TRY(kernels::launch_oz2_residues(va, shift_a, w.S_a, cst, plan.m_pad, plan.kpad, plan.res_a_plane(), w.res_a,
+                                           w.sft_a, st));
+  OZ_CUDA_TRY(kernels::launch_oz2_residues(vb, shift_b, w.S_b, cst, plan.n_pad, plan.kpad, plan.res_b_plane(), w.res_b,
+                                           w.sft_b, st));
+  record(ctx, 2);
+  kernels::Oz2ReconstructArgs e{};
+  set_output(&e, flag_a, flag_b, alpha, beta, C, shape.ldc, va, vb);
+  return oz2_chunks(ctx, plan, cst, w, e,
+                    [&](const kernels::Oz2ReconstructArgs& x) { return kernels::launch_oz2_reconstruct(x, cst, st); });
+}
+
+ozgemmStatus_t run_native_complex(const ExecContext& ctx, const GemmShape& s, ComplexOps ops, cuDoubleComplex alpha,
+                                  const cuDoubleComplex* A, const cuDoubleComplex* B, cuDoubleComplex beta,
+                                  cuDoubleComplex* C) {
+  if (cublasSetStream(ctx.cublas, ctx.stream) != CUBLAS_STATUS_SUCCESS) return OZGEMM_STATUS_EXECUTION_FAILED;
+  const auto op = [](Op t, bool conj) { return t == Op::N ? CUBLAS_OP_N : conj ? CUBLAS_OP_C : CUBLAS_OP_T; };
+  const cublasStatus_t st = cublasZgemm(ctx.cublas, op(s.transa, ops.conj_a), op(s.transb, ops.conj_b),
+                                        static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), &alpha, A,
+                                        static_cast<int>(s.lda), B, static_cast<int>(s.ldb), &beta, C,
+                                        static_cast<int>(s.ldc));
+  return st == CUBLAS_STATUS_SUCCESS ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_EXECUTION_FAILED;
+}
+
+// The complex scheme (2M, numerics/ozaki2_complex.hpp): the statistics and the two transformed planes
+// per modulus of each operand, the products over all planes (oz2_products, as the real scheme's), and
+// the complex reconstruction per chunk.
+ozgemmStatus_t run_ozaki2_complex(const ExecContext& ctx, const Ozaki2Plan& plan, const GemmShape& shape, ComplexOps ops,
+                                  cuDoubleComplex alpha, const cuDoubleComplex* A, const cuDoubleComplex* B,
+                                  cuDoubleComplex beta, cuDoubleComplex* C, void* workspace) {
+  const numerics::Ozaki2Constants& cst = numerics::ozaki2_complex_constants(plan.moduli);
+  const Oz2Buffers w = oz2_buffers(static_cast<char*>(workspace), plan);
+  const kernels::ComplexOperandView va = complex_view_of_op_a(shape, A, ops.conj_a);
+  const kernels::ComplexOperandView vb = complex_view_of_op_b(shape, B, ops.conj_b);
+  cudaStream_t st = ctx.stream;
+  record(ctx, 0);
+  OZ_CUDA_TRY(kernels::launch_oz2c_stats(va, plan.m_pad, w.stats.shift_a, w.stats.flag_a, w.S_a, st));
+  OZ_CUDA_TRY(kernels::launch_oz2c_stats(vb, plan.n_pad, w.stats.shift_b, w.stats.flag_b, w.S_b, st));
+  record(ctx, 1);
+  OZ_CUDA_TRY(kernels::launch_oz2c_residues(va, w.stats.shift_a, w.S_a, cst, plan.m_pad, plan.kpad, plan.res_a_plane(),
+                                            w.res_a, w.sft_a, st));
+  OZ_CUDA_TRY(kernels::launch_oz2c_residues(vb, w.stats.shift_b, w.S_b, cst, plan.n_pad, plan.kpad, plan.res_b_plane(),
+                                            w.res_b, w.sft_b, st));
+  record(ctx, 2);
+  kernels::Oz2cReconstructArgs e{};
+  set_output(&e, w.stats.flag_a, w.stats.flag_b, alpha, beta, C, shape.ldc, va, vb);
+  return oz2_chunks(ctx, plan, cst, w, e,
+                    [&](const kernels::Oz2cReconstructArgs& x) { return kernels::launch_oz2c_reconstruct(x, cst, st); });
 }
 
 // std::visit's overload set from lambdas.
@@ -426,6 +525,7 @@ Overloaded(F...) -> Overloaded<F...>;
 
 ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape& shape, double alpha, const double* A,
                    const double* B, double beta, double* C, void* workspace) {
+  if (plan.type != ElementType::RealF64) return OZGEMM_STATUS_INTERNAL_ERROR;  // a complex plan
   return std::visit(
       Overloaded{
           [&](const NativePlan&) { return run_native(ctx, shape, alpha, A, B, beta, C); },
@@ -435,8 +535,30 @@ ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape
       plan.method);
 }
 
+ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape& shape, ComplexOps ops,
+                   cuDoubleComplex alpha, const cuDoubleComplex* A, const cuDoubleComplex* B, cuDoubleComplex beta,
+                   cuDoubleComplex* C, void* workspace) {
+  if (plan.type != ElementType::ComplexF64) return OZGEMM_STATUS_INTERNAL_ERROR;  // a real plan
+  return std::visit(
+      Overloaded{
+          [&](const NativePlan&) { return run_native_complex(ctx, shape, ops, alpha, A, B, beta, C); },
+          [&](const Ozaki1Plan&) { return OZGEMM_STATUS_INTERNAL_ERROR; },  // the planner never makes one for complex data
+          [&](const Ozaki2Plan& p) {
+            return p.type == ElementType::ComplexF64
+                       ? run_ozaki2_complex(ctx, p, shape, ops, alpha, A, B, beta, C, workspace)
+                       : OZGEMM_STATUS_INTERNAL_ERROR;
+          },
+      },
+      plan.method);
+}
+
 ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& s, double beta, double* C) {
   OZ_CUDA_TRY(kernels::launch_scale_c(s.m, s.n, beta, C, s.ldc, ctx.stream));
+  return OZGEMM_STATUS_SUCCESS;
+}
+
+ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& s, cuDoubleComplex beta, cuDoubleComplex* C) {
+  OZ_CUDA_TRY(kernels::launch_oz2c_scale_c(s.m, s.n, beta, C, s.ldc, ctx.stream));
   return OZGEMM_STATUS_SUCCESS;
 }
 

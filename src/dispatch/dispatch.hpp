@@ -4,6 +4,7 @@
 // device (the planner's DeviceDesc flags).
 #pragma once
 
+#include <cuComplex.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -36,6 +37,19 @@ ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape
                    const double* B, double beta, double* C, void* workspace);
 // C = beta * C (beta == 0: C = 0 without reading it), the BLAS quick return for k == 0 or alpha == 0.
 ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& shape, double beta, double* C);
+
+// Complex data (cuDoubleComplex): shape's transposes with conjugation where set (op C = transposed in
+// shape, conj_* true).
+struct ComplexOps {
+  bool conj_a = false, conj_b = false;
+};
+// The launch entry for complex data: plan (type ComplexF64) is native ZGEMM or the complex Ozaki-II
+// scheme; INTERNAL_ERROR for a real plan (and the real entry refuses a complex one).
+ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape& shape, ComplexOps ops,
+                   cuDoubleComplex alpha, const cuDoubleComplex* A, const cuDoubleComplex* B, cuDoubleComplex beta,
+                   cuDoubleComplex* C, void* workspace);
+// C = beta C for complex data (numerics::oz2c_scale_c: beta == 0 gives 0 without reading C).
+ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& shape, cuDoubleComplex beta, cuDoubleComplex* C);
 
 // FP64 mode's decision passes over A and B (plan: DecisionPlan). Each ends by copying the counts back
 // (it synchronises ctx.stream).

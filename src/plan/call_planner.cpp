@@ -13,7 +13,8 @@
 //   3. of the candidates that meet the target and beat native, the one expected fastest
 //      (auto_rules' expected_tflops), reusing the statistics of steps 1-2.
 // Each pass ends with one small copy back (the stream is synchronised twice per call, three times
-// when the sample passes).
+// when the sample passes). Complex data (ElementType::ComplexF64) takes plan_complex: FIXED mode's
+// complex Ozaki-II plan, native ZGEMM in FP64 mode (no complex decision yet) and for variant NATIVE.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -57,13 +58,13 @@ PlanStatus plan_ozaki1_at(const CallSettings& cs, const GemmShape& s, int slices
 // Ozaki-II at `moduli` with the settings' variant (NotSupported for a variant Ozaki-II has not on this
 // device or build: FULLY_FUSED anywhere, PARTIALLY_FUSED off Hopper).
 PlanStatus plan_ozaki2_at(const CallSettings& cs, const GemmShape& s, int moduli, const DeviceDesc& dev,
-                          Ozaki2Plan* plan, std::string* why) {
+                          Ozaki2Plan* plan, std::string* why, ElementType type = ElementType::RealF64) {
   std::string refused = ozaki2_variant_unavailable(cs.variant, dev);
   if (!refused.empty()) {
     *why = refused;
     return PlanStatus::NotSupported;
   }
-  refused = plan_ozaki2(s, moduli, cs.variant, dev, plan);
+  refused = plan_ozaki2(s, moduli, cs.variant, dev, plan, type);
   if (!refused.empty()) {
     *why = refused;
     return PlanStatus::Invalid;
@@ -94,6 +95,37 @@ void set_ozaki2(const Ozaki2Plan& p, CallPlan* out) {
   out->report.scheme = Scheme::Ozaki2;
   out->report.variant = p.variant;
   out->report.moduli = p.moduli;
+}
+
+// Complex data: FIXED mode runs the complex Ozaki-II scheme (2M, numerics/ozaki2_complex.hpp) at the
+// settings' count (kDefaultComplexModuli unless set) with the settings' variant, whatever the scheme
+// setting (Ozaki-I has no complex form). Variant NATIVE runs native ZGEMM, and so does FP64 mode: its
+// complex decision (the proven bound per count) is not built yet, and FP64 mode never emulates
+// without it.
+PlanStatus plan_complex(const CallSettings& cs, const GemmShape& s, const DeviceDesc& dev, CallPlan* out,
+                        std::string* why) {
+  *out = CallPlan{};
+  out->type = ElementType::ComplexF64;
+  CallReport& r = out->report;
+  r.scheme = Scheme::Ozaki1;  // as for native DGEMM: slices and moduli 0
+  r.variant = Variant::Native;
+  if (cs.variant == Variant::Native) {
+    r.reason = "variant NATIVE: native ZGEMM";
+    return PlanStatus::Ok;
+  }
+  if (cs.fp64_mode) {
+    r.target = numerics::target_constant(s.k);
+    r.fell_back = true;
+    r.reason = "FP64 mode: complex decision not implemented; native ZGEMM";
+    return PlanStatus::Ok;
+  }
+  Ozaki2Plan p2;
+  const PlanStatus st = plan_ozaki2_at(cs, s, cs.effective_complex_moduli(), dev, &p2, why, ElementType::ComplexF64);
+  if (st != PlanStatus::Ok) return st;
+  set_ozaki2(p2, out);
+  r.reason = "complex Ozaki-II (2M): " + std::to_string(p2.moduli) + " moduli, " + std::to_string(p2.planes()) +
+             " INT8 products (FIXED), " + variant_name(p2.variant) + ", no bound computed" + ran_unfused(p2.fallback);
+  return PlanStatus::Ok;
 }
 
 // FP64 mode's workspace without data: the decision's and the largest plan any count of an allowed
@@ -354,8 +386,8 @@ PlanStatus plan_call(const CallSettings& settings, const CallProblem& problem, c
   std::string scratch;
   std::string* reason = why ? why : &scratch;
   reason->clear();
-  if (problem.type != ElementType::RealF64) {
-    *reason = "complex products have no plan in this build";
+  if (problem.type != ElementType::RealF64 && problem.type != ElementType::ComplexF64) {
+    *reason = "unknown element type";
     return PlanStatus::NotSupported;
   }
   const GemmShape& s = problem.shape;
@@ -364,6 +396,7 @@ PlanStatus plan_call(const CallSettings& settings, const CallProblem& problem, c
     *reason = bad;
     return PlanStatus::Invalid;
   }
+  if (problem.type == ElementType::ComplexF64) return plan_complex(settings, s, dev, plan, reason);
   const bool empty = s.m == 0 || s.n == 0 || s.k == 0;
   const bool fixed_ozaki2 = settings.ozaki2_only() && !settings.fp64_mode;
   if (!data || empty || !settings.decides() || fixed_ozaki2) {

@@ -179,14 +179,17 @@ std::string ozaki2_variant_unavailable(Variant variant, const DeviceDesc& dev) {
   return "unknown variant";
 }
 
-std::string plan_ozaki2(const GemmShape& shape, int moduli, Variant variant, const DeviceDesc& dev, Ozaki2Plan* out) {
+std::string plan_ozaki2(const GemmShape& shape, int moduli, Variant variant, const DeviceDesc& dev, Ozaki2Plan* out,
+                        ElementType type) {
   const std::string bad = check_shape(shape);
   if (!bad.empty()) return bad;
   if (moduli < kMinModuli || moduli > kMaxModuli)
     return "moduli must be in " + std::to_string(kMinModuli) + ".." + std::to_string(kMaxModuli);
   const std::string unavailable = ozaki2_variant_unavailable(variant, dev);
   if (!unavailable.empty()) return unavailable;
+  if (type != ElementType::RealF64 && type != ElementType::ComplexF64) return "unknown element type";
   Ozaki2Plan p;
+  p.type = type;
   p.moduli = moduli;
   p.sm_count = dev.sm_count;
   p.m = shape.m;
@@ -208,10 +211,10 @@ std::string plan_ozaki2(const GemmShape& shape, int moduli, Variant variant, con
   }
   static_assert(kernels::kOz2ProductsAlign == UnfusedPolicy::kRowAlign && kernels::kOz2ProductsAlign == UnfusedPolicy::kKAlign,
                 "the residue planes and product planes are laid out for both product paths");
-  // Chunks of C: the moduli's product planes per entry (int8 when the GEMM reduces them, int32
-  // from cuBLASLt), plus one int32 partial-sum plane when k needs several int32 chunks.
+  // Chunks of C: the product planes per entry (int8 when the GEMM reduces them, int32 from
+  // cuBLASLt), plus one int32 partial-sum plane when k needs several int32 chunks.
   const int64_t plane_entry = p.variant == Variant::PartiallyFused ? int64_t(sizeof(int8_t)) : int64_t(sizeof(int32_t));
-  const int64_t per_entry = plane_entry * moduli + (p.kchunks > 1 ? int64_t(sizeof(int32_t)) : 0);
+  const int64_t per_entry = plane_entry * p.planes() + (p.kchunks > 1 ? int64_t(sizeof(int32_t)) : 0);
   const int64_t cap_entries = diag_buffer_cap(dev) / per_entry;
   const int64_t cols_fit = cap_entries / p.m_pad / UnfusedPolicy::kRowAlign * UnfusedPolicy::kRowAlign;
   if (cols_fit >= std::min(p.n_pad, kMinChunkCols)) {
@@ -226,9 +229,9 @@ std::string plan_ozaki2(const GemmShape& shape, int moduli, Variant variant, con
   size_t off = oz2_norm_offsets(p.stats, p.m_pad, p.n_pad, &p.off_S_a, &p.off_S_b);
   p.off_sft_a = off; off = align256(off + sizeof(int32_t) * size_t(p.m_pad));
   p.off_sft_b = off; off = align256(off + sizeof(int32_t) * size_t(p.n_pad));
-  p.off_res_a = off; off = align256(off + size_t(moduli) * size_t(p.res_a_plane()));
-  p.off_res_b = off; off = align256(off + size_t(moduli) * size_t(p.res_b_plane()));
-  p.off_products = off; off = align256(off + size_t(plane_entry) * size_t(moduli) * size_t(p.product_plane()));
+  p.off_res_a = off; off = align256(off + size_t(p.planes()) * size_t(p.res_a_plane()));
+  p.off_res_b = off; off = align256(off + size_t(p.planes()) * size_t(p.res_b_plane()));
+  p.off_products = off; off = align256(off + size_t(plane_entry) * size_t(p.planes()) * size_t(p.product_plane()));
   p.off_partial = off; off = align256(off + (p.kchunks > 1 ? sizeof(int32_t) * size_t(p.product_plane()) : 0));
   p.off_lt = off; off = align256(off + size_t(UnfusedPolicy::kLtWorkspaceBytes));
   p.workspace_bytes = off;

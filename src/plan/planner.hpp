@@ -93,15 +93,21 @@ struct DecisionPlan {
 // Empty string, or why the decision cannot run (then FP64 mode runs native DGEMM).
 std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* plan);
 
-// The Ozaki-II scheme's plan (numerics/ozaki2.hpp): the operands' residues (moduli planes of
-// rows_pad x kpad int8, k-contiguous), the products, and the reconstruction, over chunks of
-// m_chunk x n_chunk entries of C within diag_buffer_cap. The products:
-//   Unfused: per modulus one cuBLASLt INT8 GEMM per k-chunk of at most kOz2ChunkK into an int32
-//     plane (past one chunk, each further chunk's product folded in modulo p_i); the reconstruction
-//     reduces each plane modulo p_i.
+// The element type of a product (part of the problem the planner reads).
+enum class ElementType : int { RealF64 = 0, ComplexF64 = 1 };
+
+// The Ozaki-II scheme's plan (numerics/ozaki2.hpp; complex data: numerics/ozaki2_complex.hpp, the 2M
+// form): the operands' residues (planes() planes of rows_pad x kpad int8, k-contiguous: real data one
+// a modulus, complex data two, the transformed x0 and x1 of modulus i at planes 2i and 2i + 1), the
+// products, and the reconstruction, over chunks of m_chunk x n_chunk entries of C within
+// diag_buffer_cap. The products, one per plane:
+//   Unfused: per plane one cuBLASLt INT8 GEMM per k-chunk of at most kOz2ChunkK into an int32
+//     plane (past one chunk, each further chunk's product folded in modulo its p_i); the
+//     reconstruction reduces each plane modulo its p_i.
 //   PartiallyFused (Hopper, k within one chunk): one launch of the sm_90a GEMM that reduces each
-//     product modulo p_i in its epilogue (kernels/dgemm/ozaki2_products_sm90.cuh) into int8 planes.
+//     product modulo its p_i in its epilogue (kernels/dgemm/ozaki2_products_sm90.cuh) into int8 planes.
 struct Ozaki2Plan {
+  ElementType type = ElementType::RealF64;  // ComplexF64: the complex moduli set, two planes a modulus
   int moduli = 0;
   Variant variant = Variant::Unfused;  // Unfused or PartiallyFused
   std::string fallback;                // why a requested PartiallyFused runs unfused (empty: it does not)
@@ -112,19 +118,24 @@ struct Ozaki2Plan {
   int64_t m_chunk = 0, n_chunk = 0;
   StatsOffsets stats;                   // shifts (shift_from_max) and flags
   size_t off_S_a = 0, off_S_b = 0, off_sft_a = 0, off_sft_b = 0;
-  size_t off_res_a = 0, off_res_b = 0;  // moduli planes each
-  size_t off_products = 0;  // moduli planes of m_chunk x n_chunk (column-major, ld m_chunk): int32 (Unfused), int8
+  size_t off_res_a = 0, off_res_b = 0;  // planes() planes each
+  size_t off_products = 0;  // planes() planes of m_chunk x n_chunk (column-major, ld m_chunk): int32 (Unfused), int8
   size_t off_partial = 0;   // one more such plane when kchunks > 1 (a chunk's product before its reduction)
   size_t off_lt = 0;
   size_t workspace_bytes = 0;
+  // Planes a modulus (the products' Oz2ProductsArgs::planes_per_modulus) and in all.
+  int planes_per_modulus() const { return type == ElementType::ComplexF64 ? 2 : 1; }
+  int planes() const { return planes_per_modulus() * moduli; }
   int64_t res_a_plane() const { return m_pad * kpad; }
   int64_t res_b_plane() const { return n_pad * kpad; }
   int64_t product_plane() const { return m_chunk * n_chunk; }
 };
 // Empty string, or why the problem cannot be planned for Ozaki-II with `variant` (Auto, Unfused or
 // PartiallyFused: auto_rules' choice, the cuBLASLt path, the Hopper products; a PartiallyFused
-// request whose k needs several int32 chunks is planned unfused with Ozaki2Plan::fallback saying so).
-std::string plan_ozaki2(const GemmShape& shape, int moduli, Variant variant, const DeviceDesc& dev, Ozaki2Plan* plan);
+// request whose k needs several int32 chunks is planned unfused with Ozaki2Plan::fallback saying so),
+// for real or complex data (`type`).
+std::string plan_ozaki2(const GemmShape& shape, int moduli, Variant variant, const DeviceDesc& dev, Ozaki2Plan* plan,
+                        ElementType type = ElementType::RealF64);
 // Why this device and build cannot run Ozaki-II's `variant` at all (empty: they can): FullyFused and
 // Native have no Ozaki-II form; PartiallyFused needs a Hopper GPU and the sm_90a kernels.
 std::string ozaki2_variant_unavailable(Variant variant, const DeviceDesc& dev);
@@ -160,9 +171,6 @@ std::string plan_ozaki1(const Request& request, const DeviceDesc& dev, Ozaki1Pla
 
 // ---- The call's plan: plan_call ------------------------------------------------------------------
 
-// The element type of a product (part of the problem the planner reads). Complex has no plan yet.
-enum class ElementType : int { RealF64 = 0, ComplexF64 = 1 };
-
 // One call's problem: its shape and element type.
 struct CallProblem {
   GemmShape shape;
@@ -174,20 +182,21 @@ struct CallSettings {
   bool fp64_mode = true;      // accuracy FP64 (the count decided per call from the data); false: FIXED
   Scheme scheme = Scheme::Auto;
   int slices = 0;             // FIXED mode's Ozaki-I count; 0: kDefaultSlices
-  int moduli = 0;             // FIXED mode's Ozaki-II count; 0: kDefaultModuli
+  int moduli = 0;             // FIXED mode's Ozaki-II count; 0: kDefaultModuli (complex data: kDefaultComplexModuli)
   Variant variant = Variant::Auto;
   KernelFamily family = KernelFamily::Auto;
   FusedAccumulator accumulator = FusedAccumulator::Auto;
 
   int effective_slices() const { return slices > 0 ? slices : kDefaultSlices; }
   int effective_moduli() const { return moduli > 0 ? moduli : kDefaultModuli; }
+  int effective_complex_moduli() const { return moduli > 0 ? moduli : kDefaultComplexModuli; }
   // Ozaki-II is the only scheme (scheme Ozaki2 and a variant other than Native).
   bool ozaki2_only() const { return scheme == Scheme::Ozaki2 && variant != Variant::Native; }
   // FP64 mode's decision runs (variant Native asks for no emulation in either mode).
   bool decides() const { return fp64_mode && variant != Variant::Native; }
 };
 
-// cuBLAS DGEMM: no emulation.
+// cuBLAS DGEMM (complex data: ZGEMM): no emulation.
 struct NativePlan {};
 
 // What ran and why (the C API's ozgemmCallInfo_t, ozgemm.h, says what each field means).
@@ -203,6 +212,7 @@ struct CallReport {
 // The plan of one call: what runs (one alternative per method; complex adds its own), the workspace
 // it needs, and the report.
 struct CallPlan {
+  ElementType type = ElementType::RealF64;  // the data's: the dispatch entry for the other type refuses the plan
   std::variant<NativePlan, Ozaki1Plan, Ozaki2Plan> method;
   // Bytes of workspace the call needs: the method's; for a query without data in FP64 mode, the
   // most any count the decision may choose needs (ozgemmGetWorkspaceSize).
@@ -257,7 +267,9 @@ enum class PlanStatus : int {
 
 // THE planning entry: the plan of one call. `data` null: a query without data (the settings' count;
 // in FP64 mode with the workspace any decided count may need); with data, FP64 mode reads A and B
-// through it and decides. *why (optional): why it was refused.
+// through it and decides. Complex data reads none: FIXED mode plans the complex Ozaki-II scheme
+// (Ozaki2Plan of type ComplexF64) at effective_complex_moduli(); FP64 mode and variant NATIVE plan
+// native ZGEMM (report.reason says why). *why (optional): why it was refused.
 PlanStatus plan_call(const CallSettings& settings, const CallProblem& problem, const DeviceDesc& dev,
                      DecisionData* data, CallPlan* plan, std::string* why = nullptr);
 

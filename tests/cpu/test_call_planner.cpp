@@ -142,9 +142,22 @@ TEST(CallPlanner, RefusalsMapToTheirKinds) {
   std::string why;
   EXPECT_EQ(ozgemm::plan_call(cs, square(4096, 4096), DeviceDesc{}, nullptr, &p, &why), PlanStatus::NotSupported);
   EXPECT_NE(why.find("fully fused"), std::string::npos) << why;
+  CallProblem unknown = square(64, 64);
+  unknown.type = static_cast<ozgemm::ElementType>(7);
+  EXPECT_EQ(ozgemm::plan_call(CallSettings{}, unknown, DeviceDesc{}, nullptr, &p, &why), PlanStatus::NotSupported);
   CallProblem complex = square(64, 64);
   complex.type = ozgemm::ElementType::ComplexF64;
-  EXPECT_EQ(ozgemm::plan_call(CallSettings{}, complex, DeviceDesc{}, nullptr, &p, &why), PlanStatus::NotSupported);
+  CallSettings fixed;
+  fixed.fp64_mode = false;
+  fixed.variant = Variant::FullyFused;  // no fully fused form for complex data either
+  EXPECT_EQ(ozgemm::plan_call(fixed, complex, DeviceDesc{}, nullptr, &p, &why), PlanStatus::NotSupported);
+  DeviceDesc a100;
+  a100.cc_major = 8;
+  fixed.variant = Variant::PartiallyFused;  // the fused products are Hopper's
+  EXPECT_EQ(ozgemm::plan_call(fixed, complex, a100, nullptr, &p, &why), PlanStatus::NotSupported);
+  fixed.variant = Variant::Auto;
+  complex.shape.ldb = 1;
+  EXPECT_EQ(ozgemm::plan_call(fixed, complex, DeviceDesc{}, nullptr, &p, &why), PlanStatus::Invalid);
   CallProblem bad = square(64, 64);
   bad.shape.lda = 1;  // smaller than the rows
   EXPECT_EQ(ozgemm::plan_call(CallSettings{}, bad, DeviceDesc{}, nullptr, &p, &why), PlanStatus::Invalid);
@@ -225,4 +238,83 @@ TEST(CallPlanner, AFailedPassIsReportedAsDataFailed) {
   std::string why;
   EXPECT_EQ(ozgemm::plan_call(ozaki2_fp64(), square(8192, 8192), DeviceDesc{}, &data, &p, &why), PlanStatus::DataFailed);
   EXPECT_NE(why.find("bound pass"), std::string::npos) << why;
+}
+
+namespace {
+CallProblem complex_square(int64_t n, int64_t k) {
+  CallProblem p = square(n, k);
+  p.type = ozgemm::ElementType::ComplexF64;
+  return p;
+}
+}  // namespace
+
+TEST(CallPlannerComplex, FixedModeIsTheComplexOzaki2PlanAtTheDefaultCount) {
+  CallSettings cs;
+  cs.fp64_mode = false;
+  cs.scheme = Scheme::Ozaki1;  // no complex Ozaki-I: FIXED mode runs the complex Ozaki-II scheme anyway
+  CallPlan p;
+  ScriptedData data;
+  ASSERT_EQ(ozgemm::plan_call(cs, complex_square(4096, 4096), DeviceDesc{}, &data, &p), PlanStatus::Ok);
+  EXPECT_TRUE(data.calls.empty()) << "FIXED mode reads no data";
+  EXPECT_EQ(p.type, ozgemm::ElementType::ComplexF64);
+  ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method));
+  const auto& p2 = std::get<ozgemm::Ozaki2Plan>(p.method);
+  EXPECT_EQ(p2.type, ozgemm::ElementType::ComplexF64);
+  EXPECT_EQ(p2.moduli, ozgemm::kDefaultComplexModuli);
+  EXPECT_EQ(p2.planes_per_modulus(), 2);
+  EXPECT_EQ(p2.planes(), 2 * ozgemm::kDefaultComplexModuli);
+  EXPECT_EQ(p2.variant, Variant::PartiallyFused);  // AUTO on Hopper: the fused products
+  EXPECT_EQ(p.workspace_bytes, p2.workspace_bytes);
+  EXPECT_EQ(p.report.scheme, Scheme::Ozaki2);
+  EXPECT_EQ(p.report.moduli, ozgemm::kDefaultComplexModuli);
+  EXPECT_EQ(p.report.variant, Variant::PartiallyFused);
+  EXPECT_FALSE(p.report.fell_back);
+  EXPECT_NE(p.report.reason.find("complex Ozaki-II (2M): 16 moduli, 32 INT8 products (FIXED)"), std::string::npos)
+      << p.report.reason;
+
+  // The handle's count and variant; off Hopper AUTO runs unfused.
+  cs.moduli = 12;
+  DeviceDesc a100;
+  a100.cc_major = 8;
+  ASSERT_EQ(ozgemm::plan_call(cs, complex_square(1000, 300), a100, nullptr, &p), PlanStatus::Ok);
+  ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method));
+  EXPECT_EQ(std::get<ozgemm::Ozaki2Plan>(p.method).moduli, 12);
+  EXPECT_EQ(std::get<ozgemm::Ozaki2Plan>(p.method).variant, Variant::Unfused);
+  EXPECT_EQ(p.report.moduli, 12);
+}
+
+TEST(CallPlannerComplex, Fp64ModeAndVariantNativeRunNativeZgemmWithoutReadingData) {
+  CallSettings cs;  // FP64 mode
+  CallPlan p;
+  ScriptedData data;
+  ASSERT_EQ(ozgemm::plan_call(cs, complex_square(8192, 8192), DeviceDesc{}, &data, &p), PlanStatus::Ok);
+  EXPECT_TRUE(data.calls.empty());
+  EXPECT_EQ(p.type, ozgemm::ElementType::ComplexF64);
+  EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
+  EXPECT_EQ(p.workspace_bytes, 0u);
+  EXPECT_EQ(p.report.variant, Variant::Native);
+  EXPECT_EQ(p.report.moduli, 0);
+  EXPECT_TRUE(p.report.fell_back);
+  EXPECT_EQ(p.report.target, nm::target_constant(8192));
+  EXPECT_EQ(p.report.reason, "FP64 mode: complex decision not implemented; native ZGEMM");
+
+  cs.fp64_mode = false;
+  cs.variant = Variant::Native;
+  ASSERT_EQ(ozgemm::plan_call(cs, complex_square(64, 64), DeviceDesc{}, &data, &p), PlanStatus::Ok);
+  EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
+  EXPECT_EQ(p.type, ozgemm::ElementType::ComplexF64);
+  EXPECT_FALSE(p.report.fell_back);
+  EXPECT_EQ(p.report.reason, "variant NATIVE: native ZGEMM");
+  EXPECT_TRUE(data.calls.empty());
+}
+
+TEST(CallPlannerComplex, RealPlansAreTypedReal) {
+  CallSettings cs;
+  cs.fp64_mode = false;
+  cs.scheme = Scheme::Ozaki2;
+  CallPlan p;
+  ASSERT_EQ(ozgemm::plan_call(cs, square(512, 512), DeviceDesc{}, nullptr, &p), PlanStatus::Ok);
+  EXPECT_EQ(p.type, ozgemm::ElementType::RealF64);
+  ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method));
+  EXPECT_EQ(std::get<ozgemm::Ozaki2Plan>(p.method).planes(), ozgemm::kDefaultModuli);
 }

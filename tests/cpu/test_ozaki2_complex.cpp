@@ -607,3 +607,60 @@ TEST(Ozaki2ComplexAccuracy, PerEntryRatioEqualsTheHostEvaluation) {
       }
   }
 }
+
+// ---- The GPU kernels' integer forms for the complex moduli (kernels/dgemm/ozaki2_complex.cu) ----
+namespace {
+// Modulus I.. N-1's residue of a = trunc(x 2^e) from the FP32 pieces (the residue kernel's form)
+// against the reference's oz2_scaled_residue, and sym_mod_i32 (the unfused reconstruction's int32
+// reduction) against sym_mod on the same integer's residue-class representatives.
+template <int I, int N, int W>
+void expect_kernel_residues(double x, int e, const nm::Oz2Pieces<W>& pc, int32_t v32) {
+  if constexpr (I < N) {
+    constexpr int P = nm::kComplexModuliTable[I];
+    ASSERT_EQ(nm::oz2_unbias(nm::oz2_residue_biased<P>(pc.f)), nm::oz2_scaled_residue(x, e, P))
+        << x << " 2^" << e << " mod " << P << " at " << N << " moduli";
+    ASSERT_EQ(nm::sym_mod_i32<P>(v32), nm::sym_mod(v32, P)) << v32 << " mod " << P;
+    expect_kernel_residues<I + 1, N>(x, e, pc, v32);
+  }
+}
+template <int N>
+void check_kernel_residues(std::mt19937_64& rng) {
+  if constexpr (N <= nm::kMaxModuli) {
+    constexpr int kBits = nm::oz2_operand_bits(N);  // |A'| < 2^kBits at N moduli (the complex set's P is smaller)
+    std::uniform_real_distribution<double> u(1.0, 2.0);
+    for (int t = 0; t < 4000; ++t) {
+      double x = t % 9 == 0 ? std::ldexp(u(rng), -1030 - int(rng() % 40)) : std::ldexp(u(rng), int(rng() % 200) - 100);
+      if (rng() & 1) x = -x;
+      const int b = int(rng() % uint64_t(kBits + 3)) - 3;  // the top bit of |x| 2^e
+      const int e = b - std::ilogb(x);
+      const auto v32 = static_cast<int32_t>(static_cast<uint32_t>(rng()));
+      expect_kernel_residues<0, N>(x, e, nm::oz2_pieces_for_count<N>(x, e), v32);
+    }
+    check_kernel_residues<N + 1>(rng);
+  }
+}
+}  // namespace
+
+TEST(Ozaki2ComplexNumerics, KernelResidueFormsEqualTheReference) {
+  std::mt19937_64 rng(2032);
+  check_kernel_residues<nm::kMinModuli>(rng);
+}
+
+// The Hopper products' epilogue reduction (oz2_sym_mod_i32, run-time modulus) for the complex moduli,
+// as the real set's test does: a full range around 0, both ends of int32, random values.
+TEST(Ozaki2ComplexNumerics, EpilogueReductionEqualsSymModForTheComplexModuli) {
+  std::mt19937_64 rng(2033);
+  for (int i = 0; i < 20; ++i) {
+    const int32_t p = nm::kComplexModuliTable[i];
+    const nm::Oz2Modulus mod = nm::oz2_modulus(p);
+    auto check = [&](int64_t v) {
+      ASSERT_EQ(int32_t(nm::oz2_sym_mod_i32(static_cast<int32_t>(v), mod)), nm::sym_mod(v, p)) << v << " mod " << p;
+    };
+    for (int64_t v = -(int64_t(1) << 17); v <= (int64_t(1) << 17); ++v) check(v);
+    for (int64_t d = 0; d < 4096; ++d) {
+      check(int64_t(INT32_MIN) + d);
+      check(int64_t(INT32_MAX) - d);
+    }
+    for (int t = 0; t < 100000; ++t) check(static_cast<int32_t>(static_cast<uint32_t>(rng())));
+  }
+}

@@ -570,6 +570,49 @@ TEST(Planner, Ozaki2VariantsAndTheirPlanes) {
   EXPECT_NE(ozgemm::plan_ozaki2(sq, 14, Variant::Native, hopper, &p), "");
 }
 
+TEST(Planner, ComplexOzaki2PlansHoldTwoPlanesAModulus) {
+  using ozgemm::ElementType;
+  using ozgemm::Variant;
+  DeviceDesc hopper;
+  const GemmShape s = tight_shape(Op::T, Op::N, 1000, 700, 3000);
+  for (auto v : {Variant::Unfused, Variant::PartiallyFused}) {
+    ozgemm::Ozaki2Plan r, c;
+    ASSERT_EQ(ozgemm::plan_ozaki2(s, 16, v, hopper, &r), "");
+    ASSERT_EQ(ozgemm::plan_ozaki2(s, 16, v, hopper, &c, ElementType::ComplexF64), "");
+    EXPECT_EQ(r.planes(), 16);
+    EXPECT_EQ(c.planes(), 32);
+    EXPECT_EQ(c.variant, v);
+    // The same padding, chunks and statistics; twice the residue and product planes.
+    EXPECT_EQ(c.m_pad, r.m_pad);
+    EXPECT_EQ(c.kpad, r.kpad);
+    EXPECT_EQ(c.m_chunk, r.m_chunk);
+    EXPECT_EQ(c.n_chunk, r.n_chunk);
+    EXPECT_EQ(c.stats.shift_a, r.stats.shift_a);
+    EXPECT_EQ(c.off_S_b, r.off_S_b);
+    EXPECT_GE(c.off_res_b - c.off_res_a, size_t(32) * size_t(c.res_a_plane()));
+    EXPECT_GE(c.off_products - c.off_res_b, size_t(32) * size_t(c.res_b_plane()));
+    const size_t plane_bytes = v == Variant::PartiallyFused ? 1 : 4;
+    EXPECT_GE(c.off_partial - c.off_products, plane_bytes * 32 * size_t(c.product_plane()));
+    EXPECT_GT(c.workspace_bytes, r.workspace_bytes);
+    EXPECT_EQ(c.off_res_a % 256, 0u);
+    EXPECT_EQ(c.off_products % 256, 0u);
+  }
+  // k past one int32 chunk: the partial plane, and a fused request runs unfused.
+  ozgemm::Ozaki2Plan d;
+  const GemmShape deep = tight_shape(Op::N, Op::N, 64, 64, int64_t(nm::kOz2ChunkK) + 1000);
+  ASSERT_EQ(ozgemm::plan_ozaki2(deep, 14, Variant::PartiallyFused, hopper, &d, ElementType::ComplexF64), "");
+  EXPECT_EQ(d.variant, Variant::Unfused);
+  EXPECT_EQ(d.kchunks, 2);
+  EXPECT_GE(d.off_lt - d.off_partial, sizeof(int32_t) * size_t(d.product_plane()));
+  // A small device chunks the columns so the 2N int32 planes stay within the cap.
+  DeviceDesc small;
+  small.memory_bytes = int64_t(2) << 30;
+  const GemmShape wide = tight_shape(Op::N, Op::N, 4096, 8192, 256);
+  ASSERT_EQ(ozgemm::plan_ozaki2(wide, 16, Variant::Unfused, small, &d, ElementType::ComplexF64), "");
+  EXPECT_LE(int64_t(4) * 32 * d.product_plane(), ozgemm::diag_buffer_cap(small));
+  EXPECT_LT(d.n_chunk, d.n_pad);
+}
+
 TEST(Planner, FusedPlansRespectTheKernelsLimits) {
   using ozgemm::KernelFamily;
   using ozgemm::Variant;

@@ -10,12 +10,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ozgemm/ozgemm.hpp"
 
@@ -55,6 +57,21 @@ inline bool same_bits(double a, double b) {
   std::memcpy(&x, &a, 8);
   std::memcpy(&y, &b, 8);
   return x == y;
+}
+
+// Complex values: both parts.
+inline bool same_bits(std::complex<double> a, std::complex<double> b) {
+  return same_bits(a.real(), b.real()) && same_bits(a.imag(), b.imag());
+}
+
+// The entries where got differs from want (same_bits), the first three reported as failures.
+template <class T>
+int64_t count_differences(const std::vector<T>& want, const std::vector<T>& got, const std::string& what) {
+  int64_t bad = 0;
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i)
+    if (!same_bits(want[i], got[i]) && bad++ < 3)
+      ADD_FAILURE() << what << ": entry " << i << " want " << want[i] << " got " << got[i];
+  return bad + static_cast<int64_t>(want.size() != got.size());
 }
 
 }  // namespace oztest

@@ -1,7 +1,7 @@
 // ozgemm/numerics/ozaki2_complex.hpp — the shared host/device numerics of the complex Ozaki-II scheme
 // (ZGEMM emulation), the "2M" form: two real INT8 products per modulus. Used by the host reference
-// (src/reference/ozaki2_complex_reference.cpp) and, later, the GPU kernels, so both compute the same
-// bits. The real scheme (ozaki2.hpp) is the model; docs/numerics.md, "Complex products (ZGEMM)",
+// (src/reference/ozaki2_complex_reference.cpp) and the GPU kernels (kernels/dgemm/ozaki2_complex.cu),
+// so both compute the same bits. The real scheme (ozaki2.hpp) is the model; docs/numerics.md, "Complex products (ZGEMM)",
 // has the proofs and the numbers behind the choices.
 //
 // The scheme, for N moduli p_0 .. p_{N-1} of kComplexModuliTable (pairwise coprime, odd, every prime

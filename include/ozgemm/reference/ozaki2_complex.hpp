@@ -1,6 +1,6 @@
 // ozgemm/reference/ozaki2_complex.hpp — the host reference of the complex Ozaki-II scheme (2M: two INT8
-// products per modulus; ozgemm/numerics/ozaki2_complex.hpp), which the GPU path is to equal bit for
-// bit, plus what checks it: a double-double complex reference, the proven per-entry bound and the
+// products per modulus; ozgemm/numerics/ozaki2_complex.hpp), which the GPU path (kernels/dgemm/
+// ozaki2_complex.cu) equals bit for bit, plus what checks it: a double-double complex reference, the proven per-entry bound and the
 // FP64 mode's decision of the moduli count.
 // All matrices are column-major std::complex<double> (the layout of cuDoubleComplex) with BLAS
 // leading dimensions; bad arguments throw std::invalid_argument.
