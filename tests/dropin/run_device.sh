@@ -98,11 +98,11 @@ run_fw() {  # name framework accuracy [extra env...] [-- extra args]
   else note "FAIL  $name ($tag): rc=$rc ${line:-}"; fi
 }
 run_fw torch_fp64 torch fp64 DISABLE_ADDMM_CUDA_LT=1
-run_fw torch_fixed7 torch 7 DISABLE_ADDMM_CUDA_LT=1
+run_fw torch_fixed7 torch 7 DISABLE_ADDMM_CUDA_LT=1 OZGEMM_VARIANT=unfused  # variant AUTO would pick native DGEMM here
 run_fw torch_moduli14 torch moduli:14 DISABLE_ADDMM_CUDA_LT=1  # FIXED Ozaki-II: counted emulated (issue 29)
 run_fw torch_addmm_lt torch fp64 -- --only "addmm 1-D bias"  # torch's default: cuBLASLt epilogue, not intercepted
 run_fw cupy_fp64 cupy fp64
-run_fw cupy_fixed7 cupy 7
+run_fw cupy_fixed7 cupy 7 OZGEMM_VARIANT=unfused
 run_fw cupy_moduli14 cupy moduli:14
 fi  # step 2
 
@@ -121,7 +121,9 @@ else
   for acc in fp64 8; do
     for tester in xblat3d xdcblat3; do
       echo "--- $tester, OZGEMM_BLAS_ACCURACY=$acc"
-      OZGEMM_BLAS_TESTER_DIR="$TESTER_DIR" OZGEMM_BLAS_MIN_SIZE=0 OZGEMM_BLAS_ACCURACY=$acc OZGEMM_EXPECT_OFFLOAD=1 \
+      # A fixed count runs the unfused emulation (variant AUTO would choose native DGEMM at these sizes).
+      variant=auto; [ "$acc" = fp64 ] || variant=unfused
+      OZGEMM_VARIANT=$variant OZGEMM_BLAS_TESTER_DIR="$TESTER_DIR" OZGEMM_BLAS_MIN_SIZE=0 OZGEMM_BLAS_ACCURACY=$acc OZGEMM_EXPECT_OFFLOAD=1 \
         OZGEMM_TESTER_LOG_DIR="$LOG/blastest_$acc" timeout 120 bash "$HERE/run_blas_tester.sh" "$BLAS" "$tester" \
         | tee "$LOG/${tester}_${acc}.log"
       rc=${PIPESTATUS[0]}
