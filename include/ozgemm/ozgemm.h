@@ -116,7 +116,9 @@ typedef struct ozgemmContext* ozgemmHandle_t;
 /* OZGEMM_DEFAULT_SLICES (ozgemmSetSlices(h, 0)) and OZGEMM_MAX_SLICES: ozgemm/config.h.
  * docs/numerics.md has the errors measured per slice count. */
 
-/* A handle on the current device: FP64 accuracy mode, Ozaki-I, variant AUTO, or the variant named
+/* A handle on the current device (its device from then on: every call that touches the GPU runs there,
+ * whichever device is current when it is made, and leaves the caller's device current; the stream
+ * and workspace given to it must belong to that device): FP64 accuracy mode, Ozaki-I, variant AUTO, or the variant named
  * by the environment variable OZGEMM_VARIANT (auto, unfused, partially-fused, fully-fused, native;
  * INVALID_VALUE for another name, NOT_SUPPORTED where this GPU and build cannot run it). */
 OZGEMM_API ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle);

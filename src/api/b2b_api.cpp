@@ -25,6 +25,8 @@ ozgemmStatus_t plan(ozgemmHandle_t h, const Problem& problem, const Options& opt
 ozgemmStatus_t run(ozgemmHandle_t h, const Plan& plan, const Problem& p, const Arguments& a, void* workspace,
                    size_t workspace_bytes) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  const detail::DeviceGuard on_handles_device(h->device);
+  if (!on_handles_device.ok()) return OZGEMM_STATUS_EXECUTION_FAILED;
   if (!a.a0 || !a.b0 || !a.b1 || !a.d1 || (p.beta1 != 0.0f && !a.c1)) return OZGEMM_STATUS_INVALID_VALUE;
   // Every matrix the kernels touch starts on 16 bytes (cudaMalloc's do; the planner's rule).
   if (!operands_aligned(p, a)) return OZGEMM_STATUS_INVALID_VALUE;

@@ -164,6 +164,8 @@ template <class T>
 ozgemmStatus_t gemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const T* alpha,
                     const T* A, int lda, const T* B, int ldb, const T* beta, T* C, int ldc) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  const ozgemm::detail::DeviceGuard on_handles_device(h->device);
+  if (!on_handles_device.ok()) return OZGEMM_STATUS_EXECUTION_FAILED;
   GemmShape s;
   ozgemmStatus_t st = make_shape(ta, tb, m, n, k, lda, ldb, ldc, &s);
   if (st != OZGEMM_STATUS_SUCCESS) return st;
@@ -275,6 +277,7 @@ ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* handle) {
 
 ozgemmStatus_t ozgemmDestroy(ozgemmHandle_t h) {
   if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  const ozgemm::detail::DeviceGuard on_handles_device(h->device);  // its memory and cuBLAS handles live there
   // cudaFree waits for all work on the device, so no stream synchronisation is needed here
   // (and the user's stream may already be destroyed, as cuBLAS allows).
   if (h->own_ws) cudaFree(h->own_ws);
@@ -355,6 +358,8 @@ ozgemmStatus_t ozgemmPlanCall(ozgemmHandle_t h, cublasOperation_t ta, cublasOper
   if (st != OZGEMM_STATUS_SUCCESS) return st;
   ozgemm::CallPlan p;
   *info = ozgemmCallInfo_t{};
+  const ozgemm::detail::DeviceGuard on_handles_device(h->device);  // FP64 mode reads A and B there
+  if (!on_handles_device.ok()) return OZGEMM_STATUS_EXECUTION_FAILED;
   st = plan_run(h, s, A, B, &p);
   if (st == OZGEMM_STATUS_SUCCESS) to_info(p.report, info);
   return st;

@@ -49,6 +49,33 @@ struct ozgemmContext {
 
 namespace ozgemm {
 namespace detail {
+// Makes the handle's device current for the scope of an API call that touches the GPU (its cuBLAS
+// handles, workspace and kernels belong to the device current at ozgemmCreate), and restores the
+// caller's device after: a handle used while another device is current runs on its own GPU, never on
+// the current one. ok() is false when the device could not be made current.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    if (cudaGetDevice(&caller_) != cudaSuccess) {
+      cudaGetLastError();
+      ok_ = false;
+    } else if (caller_ != device) {
+      ok_ = switched_ = cudaSetDevice(device) == cudaSuccess;
+      if (!ok_) cudaGetLastError();
+    }
+  }
+  ~DeviceGuard() {
+    if (switched_) cudaSetDevice(caller_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  int caller_ = 0;
+  bool ok_ = true, switched_ = false;
+};
+
 // Workspace of at least `bytes`: the user's (INSUFFICIENT_WORKSPACE when smaller) or the handle's,
 // grown (after synchronising the handle's stream) when too small; *moved (optional) says whether
 // the buffer changed (its contents are then gone).
