@@ -114,14 +114,15 @@ if(OZGEMM_BUILD_TESTS)
 
   # The netlib testers (Debian libblas-test) through the preloaded library: default threshold, and
   # threshold 0 with the GPU hidden (every DGEMM takes the offload path, finds no GPU, forwards).
-  add_test(NAME dropin_xblat3d COMMAND bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xblat3d)
-  add_test(NAME dropin_xblat3d_min0
-           COMMAND ${CMAKE_COMMAND} -E env OZGEMM_BLAS_MIN_SIZE=0 CUDA_VISIBLE_DEVICES=
-                   bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xblat3d)
-  add_test(NAME dropin_xdcblat3 COMMAND bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xdcblat3)
-  add_test(NAME dropin_xdcblat3_min0
-           COMMAND ${CMAKE_COMMAND} -E env OZGEMM_BLAS_MIN_SIZE=0 CUDA_VISIBLE_DEVICES=
-                   bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xdcblat3)
+  # xblat3d / xdcblat3: DGEMM (Fortran / CBLAS); xblat3z / xzcblat3: ZGEMM.
+  set(blas_testers xblat3d xdcblat3 xblat3z xzcblat3)
+  foreach(tester ${blas_testers})
+    add_test(NAME dropin_${tester} COMMAND bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
+    add_test(NAME dropin_${tester}_min0
+             COMMAND ${CMAKE_COMMAND} -E env OZGEMM_BLAS_MIN_SIZE=0 CUDA_VISIBLE_DEVICES=
+                     bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
+    list(APPEND all_dropin_tests dropin_${tester} dropin_${tester}_min0)
+  endforeach()
 
   # The GPU paths on this CPU: a mock libozgemm (host GEMM, memcpy "transfers", fault injection) and,
   # for the hook, a mock libcublas.so.13 with real handles (stream, pointer mode, math mode). The
@@ -215,11 +216,18 @@ if(OZGEMM_BUILD_TESTS)
   # The BLAS offload path (pinned staging in 64-byte chunks, the partial-download fallback) through
   # the netlib testers and the client; the mock computes with reference BLAS's loops, so the client's
   # output must still equal the system BLAS's bit for bit.
-  foreach(tester xblat3d xdcblat3)
+  # (complex: FIXED Ozaki-II 16 moduli, as on the GPU; every call that computes something offloaded)
+  foreach(tester ${blas_testers})
+    if(tester MATCHES "z")
+      set(accuracy moduli:16)
+    else()
+      set(accuracy 7)
+    endif()
     add_test(NAME dropin_blas_mock_${tester}
              COMMAND ${CMAKE_COMMAND} -E env OZGEMM_LIBRARY=${mock_lib} OZGEMM_BLAS_MIN_SIZE=0
-                     OZGEMM_BLAS_STAGE_BYTES=64 OZGEMM_BLAS_ACCURACY=7 OZGEMM_EXPECT_OFFLOAD=1
-                     bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
+                     OZGEMM_BLAS_STAGE_BYTES=64 OZGEMM_BLAS_ACCURACY=${accuracy} OZGEMM_EXPECT_OFFLOAD=1
+                     OZGEMM_EXPECT_ALL_OFFLOADED=1 bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
+    list(APPEND all_dropin_tests dropin_blas_mock_${tester})
   endforeach()
   if(OZGEMM_SYSTEM_BLAS_LIBRARY)
     foreach(variant mock mock-partial mock-ozaki2 mock-fp64-ozaki2 invalid-setting)
@@ -230,15 +238,12 @@ if(OZGEMM_BUILD_TESTS)
     endforeach()
   endif()
   list(APPEND all_dropin_tests ${hook_mock_tests} dropin_hook_mock_nolib dropin_hook_mock_nogpu
-                               dropin_hook_real_libozgemm_nogpu
-                               dropin_blas_mock_xblat3d
-                               dropin_blas_mock_xdcblat3)
+                               dropin_hook_real_libozgemm_nogpu)
 
   # numpy from Debian (/usr/bin/python3 + python3-numpy) through the preloaded library.
   add_test(NAME dropin_numpy COMMAND bash ${dropin_tests}/run_numpy.sh ${blas_lib})
 
-  list(APPEND all_dropin_tests dropin_common dropin_exports dropin_xblat3d dropin_xblat3d_min0 dropin_xdcblat3
-                               dropin_xdcblat3_min0 dropin_numpy)
+  list(APPEND all_dropin_tests dropin_common dropin_exports dropin_numpy)
   foreach(t dropin_cublas_linked dropin_cublas_dlopen)
     foreach(variant default min0 off)
       list(APPEND all_dropin_tests ${t}_${variant})
