@@ -201,6 +201,21 @@ void cblas(const char* name, int layout, int ta, int tb, int m, int n, int k, do
   }
 }
 
+// cblas_xgemm on an m x n x k case in both layouts, every operation pair, beta 0 (C full of NaN) and
+// 1.5, padded leading dimensions.
+template <typename T>
+void cblas_every_op(int m, int n, int k, double alpha) {
+  for (int layout : {101, 102})
+    for (int ta : {111, 112, 113})
+      for (int tb : {111, 112, 113})
+        for (double beta : {0.0, 1.5}) {
+          const bool row = layout == 101, nota = ta == 111, notb = tb == 111;
+          const int ar = nota ? m : k, ac = nota ? k : m, br = notb ? k : n, bc = notb ? n : k;
+          cblas<T>("valid", layout, ta, tb, m, n, k, alpha, (row ? ac : ar) + 1, (row ? bc : br) + 2, beta,
+                   (row ? n : m) + 1, beta == 0.0);
+        }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -240,16 +255,7 @@ int main(int argc, char** argv) {
   f77("ldb and ldc bad", 'N', 'N', 4, 4, 4, 1.0, 4, 3, 0.0, 3, 10);
 
   // cblas_dgemm: both layouts, every operation pair, padded leading dimensions.
-  for (int layout : {101, 102})
-    for (int ta : {111, 112, 113})
-      for (int tb : {111, 112, 113})
-        for (double beta : {0.0, 1.5}) {
-          const int m = 6, n = 9, k = 4;
-          const bool row = layout == 101, nota = ta == 111, notb = tb == 111;
-          const int ar = nota ? m : k, ac = nota ? k : m, br = notb ? k : n, bc = notb ? n : k;
-          cblas("valid", layout, ta, tb, m, n, k, 0.5, (row ? ac : ar) + 1, (row ? bc : br) + 2, beta,
-                (row ? n : m) + 1, beta == 0.0);
-        }
+  cblas_every_op<double>(6, 9, 4, 0.5);
   cblas("valid 70x50x90 row", 101, 111, 112, 70, 50, 90, 1.0, 90, 90, 0.25, 50);
   cblas("alpha=0", 102, 111, 111, 5, 5, 5, 0.0, 5, 5, 2.0, 5);
   cblas("k=0", 101, 111, 111, 5, 5, 0, 1.0, 1, 5, 2.0, 5);
@@ -286,16 +292,7 @@ int main(int argc, char** argv) {
   f77<Z>("lda<k (C)", 'C', 'N', 4, 4, 5, 1.0, 4, 5, 0.0, 4, 8);
   f77<Z>("ldb<n (C)", 'N', 'C', 4, 6, 5, 1.0, 4, 5, 0.0, 4, 10);
   f77<Z>("ldc<m", 'N', 'N', 4, 4, 4, 1.0, 4, 4, 0.0, 3, 13);
-  for (int layout : {101, 102})
-    for (int ta : {111, 112, 113})
-      for (int tb : {111, 112, 113})
-        for (double beta : {0.0, 1.5}) {
-          const int m = 6, n = 7, k = 5;
-          const bool row = layout == 101, nota = ta == 111, notb = tb == 111;
-          const int ar = nota ? m : k, ac = nota ? k : m, br = notb ? k : n, bc = notb ? n : k;
-          cblas<Z>("valid", layout, ta, tb, m, n, k, -0.5, (row ? ac : ar) + 1, (row ? bc : br) + 2, beta,
-                   (row ? n : m) + 1, beta == 0.0);
-        }
+  cblas_every_op<Z>(6, 7, 5, -0.5);
   cblas<Z>("valid 30x20x40 row CT", 101, 113, 112, 30, 20, 40, 1.0, 30, 40, 0.25, 21);
   cblas<Z>("alpha=0", 101, 113, 111, 5, 5, 5, 0.0, 5, 5, 2.0, 5);
   cblas<Z>("bad layout", 100, 111, 111, 4, 4, 4, 1.0, 4, 4, 0.0, 4);

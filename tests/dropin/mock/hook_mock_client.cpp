@@ -285,22 +285,17 @@ int main() {
           c("complex:gemms"));
     ++want_intercepted, ++want_complex_intercepted, want_gemms += batch, want_complex_gemms += batch;
   };
-  zcase("cublasZgemm_v2 NC", N, Cc, 1, [&](ZProblem& p) {
-    return cublasZgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), p.lda, p.B.data(), p.ldb, &zbeta,
-                          p.C.data(), p.ldc);
-  });
-  zcase("cublasZgemm_v2_64 CT", Cc, T, 1, [&](ZProblem& p) {
-    return cublasZgemm_v2_64(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), p.lda, p.B.data(), p.ldb, &zbeta,
-                             p.C.data(), p.ldc);
-  });
-  zcase("cublasZgemm3m CC", Cc, Cc, 1, [&](ZProblem& p) {
-    return cublasZgemm3m(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), p.lda, p.B.data(), p.ldb, &zbeta,
-                         p.C.data(), p.ldc);
-  });
-  zcase("cublasZgemm3m_64 TN", T, N, 1, [&](ZProblem& p) {
-    return cublasZgemm3m_64(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), p.lda, p.B.data(), p.ldb, &zbeta,
-                            p.C.data(), p.ldc);
-  });
+  // the typed single-matrix entry points (int and _64 sizes alike)
+  auto ztyped = [&](const char* name, cublasOperation_t ta, cublasOperation_t tb, auto fn) {
+    zcase(name, ta, tb, 1, [&](ZProblem& p) {
+      return fn(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), p.lda, p.B.data(), p.ldb, &zbeta, p.C.data(),
+                p.ldc);
+    });
+  };
+  ztyped("cublasZgemm_v2 NC", N, Cc, cublasZgemm_v2);
+  ztyped("cublasZgemm_v2_64 CT", Cc, T, cublasZgemm_v2_64);
+  ztyped("cublasZgemm3m CC", Cc, Cc, cublasZgemm3m);
+  ztyped("cublasZgemm3m_64 TN", T, N, cublasZgemm3m_64);
   zcase("cublasGemmEx C_64F NN", N, N, 1, [&](ZProblem& p) {
     return cublasGemmEx(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), CUDA_C_64F, p.lda, p.B.data(), CUDA_C_64F,
                         p.ldb, &zbeta, p.C.data(), CUDA_C_64F, p.ldc, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
@@ -364,10 +359,7 @@ int main() {
   }
   // device pointer mode: the complex alpha and beta (16 bytes each) read from "device" memory
   cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_DEVICE);
-  zcase("cublasZgemm_v2, device pointer mode, TC", T, Cc, 1, [&](ZProblem& p) {
-    return cublasZgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), p.lda, p.B.data(), p.ldb, &zbeta,
-                          p.C.data(), p.ldc);
-  });
+  ztyped("cublasZgemm_v2, device pointer mode, TC", T, Cc, cublasZgemm_v2);
   cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_HOST);
   // real data through GemmEx with the legacy compute type CUDA_R_64F: taken as COMPUTE_64F
   single("cublasGemmEx R_64F, legacy compute CUDA_R_64F", [&](Problem& p) {
