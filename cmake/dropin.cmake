@@ -1,8 +1,8 @@
 # cmake/dropin.cmake — the drop-in libraries (docs/dropin.md) and their CPU tests (ctest -L dropin).
 # Included from the top-level CMakeLists.txt inside if(OZGEMM_HAVE_CUDA), after ozgemm_shared.
 #
-#   ozgemm_hook   libozgemm_hook.so  LD_PRELOAD interposer of cuBLAS's FP64 GEMM entry points
-#   ozgemm_blas   libozgemm_blas.so  host BLAS dgemm_ / cblas_dgemm with GPU offload
+#   ozgemm_hook   libozgemm_hook.so  LD_PRELOAD interposer of cuBLAS's FP64 GEMM entry points, real and complex
+#   ozgemm_blas   libozgemm_blas.so  host BLAS dgemm_ / zgemm_ / cblas_dgemm / cblas_zgemm with GPU offload
 #   dropin_dist   (not in ALL) build/dropin-dist/: libozgemm.so.0 + both libraries + the netlib
 #                 BLAS testers and their libraries, everything tests/dropin/run_device.sh needs on a
 #                 GPU machine
@@ -114,14 +114,15 @@ if(OZGEMM_BUILD_TESTS)
 
   # The netlib testers (Debian libblas-test) through the preloaded library: default threshold, and
   # threshold 0 with the GPU hidden (every DGEMM takes the offload path, finds no GPU, forwards).
-  add_test(NAME dropin_xblat3d COMMAND bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xblat3d)
-  add_test(NAME dropin_xblat3d_min0
-           COMMAND ${CMAKE_COMMAND} -E env OZGEMM_BLAS_MIN_SIZE=0 CUDA_VISIBLE_DEVICES=
-                   bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xblat3d)
-  add_test(NAME dropin_xdcblat3 COMMAND bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xdcblat3)
-  add_test(NAME dropin_xdcblat3_min0
-           COMMAND ${CMAKE_COMMAND} -E env OZGEMM_BLAS_MIN_SIZE=0 CUDA_VISIBLE_DEVICES=
-                   bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xdcblat3)
+  # xblat3d / xdcblat3: DGEMM (Fortran / CBLAS); xblat3z / xzcblat3: ZGEMM.
+  set(blas_testers xblat3d xdcblat3 xblat3z xzcblat3)
+  foreach(tester ${blas_testers})
+    add_test(NAME dropin_${tester} COMMAND bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
+    add_test(NAME dropin_${tester}_min0
+             COMMAND ${CMAKE_COMMAND} -E env OZGEMM_BLAS_MIN_SIZE=0 CUDA_VISIBLE_DEVICES=
+                     bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
+    list(APPEND all_dropin_tests dropin_${tester} dropin_${tester}_min0)
+  endforeach()
 
   # The GPU paths on this CPU: a mock libozgemm (host GEMM, memcpy "transfers", fault injection) and,
   # for the hook, a mock libcublas.so.13 with real handles (stream, pointer mode, math mode). The
@@ -148,8 +149,10 @@ if(OZGEMM_BUILD_TESTS)
   target_link_libraries(dropin_hook_mock_client PRIVATE dropin_mock_cublas ${CMAKE_DL_LIBS} Threads::Threads)
   add_dependencies(dropin_hook_mock_client dropin_mock_ozgemm)
   set(mock_lib $<TARGET_FILE:dropin_mock_ozgemm>)
-  # What ozgemm ran, counted by scheme and count (HOOK_MOCK_EXPECT in hook_mock_client.cpp); the
-  # settings reach the mock through the C API. dropin_hook_mock_test(NAME EXPECT ENV settings...
+  # What ozgemm ran, counted by scheme and count (HOOK_MOCK_EXPECT for the real matrices,
+  # HOOK_MOCK_EXPECT_COMPLEX for the complex ones, in hook_mock_client.cpp); the settings reach the
+  # mock through the C API. Complex data runs Ozaki-II in FIXED mode (16 moduli unless a moduli count
+  # is set) and native ZGEMM in FP64 mode, as libozgemm does. dropin_hook_mock_test(NAME EXPECT ENV settings...
   # [LINES regex...]): the client under the hook with those settings; each LINES regex (grep -E) must
   # match a line of its output (the log lines, the exit summary, the messages).
   set(hook_mock_tests "")
@@ -162,23 +165,37 @@ if(OZGEMM_BUILD_TESTS)
     set(hook_mock_tests ${hook_mock_tests} ${name} PARENT_SCOPE)
   endfunction()
   # FP64 mode, the mock runs native: counted native by ozgemm's choice, with the mock's reason.
-  dropin_hook_mock_test(dropin_hook_mock_fp64 native ENV OZGEMM_HOOK_ACCURACY=fp64 OZGEMM_HOOK_LOG=all
+  dropin_hook_mock_test(dropin_hook_mock_fp64 native
+    ENV OZGEMM_HOOK_ACCURACY=fp64 OZGEMM_HOOK_LOG=all HOOK_MOCK_EXPECT_COMPLEX=native
     LINES "native DGEMM \\(FP64 fallback\\) \\[mock: fp64 mode ran native\\]"
-          "summary: native by ozgemm's choice: [0-9]+ matrices \\[mock: fp64 mode ran native\\]")
+          "summary: native by ozgemm's choice: [0-9]+ matrices \\[mock: fp64 mode ran native\\]"
+          "cublasZgemm_v2 NC m=13 n=11 k=9 -> ozgemm: native ZGEMM \\(FP64 fallback\\) \\[mock: fp64 mode ran native ZGEMM\\]"
+          "cublasGemmEx CT m=13 n=11 k=9 -> cuBLAS \\(not-fp64\\)"
+          "summary: native by ozgemm's choice: [0-9]+ matrices \\[mock: fp64 mode ran native ZGEMM\\]"
+          "summary: complex: [0-9]+ calls, [0-9]+ matrices: 0 emulated, [0-9]+ native by ozgemm's choice")
   # FIXED Ozaki-I, 7 slices.
-  dropin_hook_mock_test(dropin_hook_mock_7 ozaki1:7 ENV OZGEMM_HOOK_ACCURACY=7 OZGEMM_HOOK_LOG=calls
+  dropin_hook_mock_test(dropin_hook_mock_7 ozaki1:7
+    ENV OZGEMM_HOOK_ACCURACY=7 OZGEMM_HOOK_LOG=calls HOOK_MOCK_EXPECT_COMPLEX=ozaki2:16
     LINES "-> ozgemm: mock-fused, Ozaki-I 7 slices \\[mock: fixed Ozaki-I, 7 slices\\]"
-          "batch=3 -> ozgemm: 3 Ozaki-I \\(7 slices\\), 0 native")
+          "batch=3 -> ozgemm: 3 Ozaki-I \\(7 slices\\), 0 native"
+          "cublasZgemm3m CC m=13 n=11 k=9 -> ozgemm: mock-partially-fused, complex Ozaki-II 16 moduli \\[mock: fixed complex Ozaki-II, 16 moduli\\]"
+          "cublasZgemmBatched CN m=13 n=11 k=9 batch=3 -> ozgemm: 3 Ozaki-II \\(16 moduli\\), 0 native")
   # FIXED Ozaki-II, 14 moduli (the call info has slices 0).
-  dropin_hook_mock_test(dropin_hook_mock_moduli14 ozaki2:14 ENV OZGEMM_HOOK_ACCURACY=moduli:14 OZGEMM_HOOK_LOG=summary
-    LINES "summary: emulated with Ozaki-II: [0-9]+ matrices \\(14 moduli: [0-9]+\\)")
+  dropin_hook_mock_test(dropin_hook_mock_moduli14 ozaki2:14
+    ENV OZGEMM_HOOK_ACCURACY=moduli:14 OZGEMM_HOOK_LOG=summary HOOK_MOCK_EXPECT_COMPLEX=ozaki2:14
+    LINES "summary: emulated with Ozaki-II: [0-9]+ matrices \\(14 moduli: [0-9]+\\)"
+          "summary: complex: [0-9]+ calls, ([0-9]+) matrices: \\1 emulated \\(Ozaki-II 14 moduli: \\1\\), 0 native"
+          "summary: real: [0-9]+ calls, ([0-9]+) matrices: \\1 emulated \\(Ozaki-II 14 moduli: \\1\\), 0 native")
   # FP64 mode choosing Ozaki-II (as on Hopper at large shapes): emulated, never "native".
-  dropin_hook_mock_test(dropin_hook_mock_fp64_ozaki2 ozaki2:13 ENV MOCK_FP64_OZAKI2=13 OZGEMM_HOOK_LOG=all
+  # (Complex data: native ZGEMM, FP64 mode's choice.)
+  dropin_hook_mock_test(dropin_hook_mock_fp64_ozaki2 ozaki2:13
+    ENV MOCK_FP64_OZAKI2=13 OZGEMM_HOOK_LOG=all HOOK_MOCK_EXPECT_COMPLEX=native
     LINES "-> ozgemm: mock-partially-fused, Ozaki-II 13 moduli \\[mock: fp64 mode chose Ozaki-II, 13 moduli\\]"
-          "summary: [0-9]+ calls, [0-9]+ intercepted \\(([0-9]+) matrices: \\1 emulated, 0 native"
+          "summary: real: [0-9]+ calls, ([0-9]+) matrices: \\1 emulated \\(Ozaki-II 13 moduli: \\1\\), 0 native"
           "summary: emulated with Ozaki-II: [0-9]+ matrices \\(13 moduli: [0-9]+\\)")
   # OZGEMM_HOOK_SCHEME=ozaki1 reaches ozgemmSetScheme: FP64 mode may not take Ozaki-II, runs native.
-  dropin_hook_mock_test(dropin_hook_mock_fp64_scheme_ozaki1 native ENV MOCK_FP64_OZAKI2=13 OZGEMM_HOOK_SCHEME=ozaki1)
+  dropin_hook_mock_test(dropin_hook_mock_fp64_scheme_ozaki1 native
+    ENV MOCK_FP64_OZAKI2=13 OZGEMM_HOOK_SCHEME=ozaki1 HOOK_MOCK_EXPECT_COMPLEX=native)
   # Invalid settings: said on stderr, every call forwarded (reason invalid-setting), no ozgemm handle.
   dropin_hook_mock_test(dropin_hook_mock_invalid_moduli invalid-setting ENV OZGEMM_HOOK_ACCURACY=moduli:30
     LINES "OZGEMM_HOOK_ACCURACY=moduli:30 is not an Ozaki-II moduli count .*forwarded")
@@ -199,11 +216,18 @@ if(OZGEMM_BUILD_TESTS)
   # The BLAS offload path (pinned staging in 64-byte chunks, the partial-download fallback) through
   # the netlib testers and the client; the mock computes with reference BLAS's loops, so the client's
   # output must still equal the system BLAS's bit for bit.
-  foreach(tester xblat3d xdcblat3)
+  # (complex: FIXED Ozaki-II 16 moduli, as on the GPU; every call that computes something offloaded)
+  foreach(tester ${blas_testers})
+    if(tester MATCHES "z")
+      set(accuracy moduli:16)
+    else()
+      set(accuracy 7)
+    endif()
     add_test(NAME dropin_blas_mock_${tester}
              COMMAND ${CMAKE_COMMAND} -E env OZGEMM_LIBRARY=${mock_lib} OZGEMM_BLAS_MIN_SIZE=0
-                     OZGEMM_BLAS_STAGE_BYTES=64 OZGEMM_BLAS_ACCURACY=7 OZGEMM_EXPECT_OFFLOAD=1
-                     bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
+                     OZGEMM_BLAS_STAGE_BYTES=64 OZGEMM_BLAS_ACCURACY=${accuracy} OZGEMM_EXPECT_OFFLOAD=1
+                     OZGEMM_EXPECT_ALL_OFFLOADED=1 bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
+    list(APPEND all_dropin_tests dropin_blas_mock_${tester})
   endforeach()
   if(OZGEMM_SYSTEM_BLAS_LIBRARY)
     foreach(variant mock mock-partial mock-ozaki2 mock-fp64-ozaki2 invalid-setting)
@@ -214,15 +238,12 @@ if(OZGEMM_BUILD_TESTS)
     endforeach()
   endif()
   list(APPEND all_dropin_tests ${hook_mock_tests} dropin_hook_mock_nolib dropin_hook_mock_nogpu
-                               dropin_hook_real_libozgemm_nogpu
-                               dropin_blas_mock_xblat3d
-                               dropin_blas_mock_xdcblat3)
+                               dropin_hook_real_libozgemm_nogpu)
 
   # numpy from Debian (/usr/bin/python3 + python3-numpy) through the preloaded library.
   add_test(NAME dropin_numpy COMMAND bash ${dropin_tests}/run_numpy.sh ${blas_lib})
 
-  list(APPEND all_dropin_tests dropin_common dropin_exports dropin_xblat3d dropin_xblat3d_min0 dropin_xdcblat3
-                               dropin_xdcblat3_min0 dropin_numpy)
+  list(APPEND all_dropin_tests dropin_common dropin_exports dropin_numpy)
   foreach(t dropin_cublas_linked dropin_cublas_dlopen)
     foreach(variant default min0 off)
       list(APPEND all_dropin_tests ${t}_${variant})

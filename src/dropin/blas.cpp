@@ -1,14 +1,16 @@
-// src/dropin/blas.cpp — libozgemm_blas.so: host BLAS DGEMM offload. Exports dgemm_ (Fortran,
-// gfortran ABI) and cblas_dgemm; a call at or above OZGEMM_BLAS_MIN_SIZE (m*n*k) is copied to the
-// GPU through pinned staging buffers, run by ozgemm, and copied back; every other call, and every
-// call when no GPU or libozgemm is usable, goes to the system BLAS (dlopen'ed RTLD_LOCAL, by default
-// the libblas.so.3 the loader finds, i.e. Debian's alternative). Every other BLAS symbol of a program
-// is untouched: when this library is preloaded only dgemm_ and cblas_dgemm resolve here.
+// src/dropin/blas.cpp — libozgemm_blas.so: host BLAS DGEMM and ZGEMM offload. Exports dgemm_ and
+// zgemm_ (Fortran, gfortran ABI; COMPLEX*16 is two doubles, real part first), cblas_dgemm and
+// cblas_zgemm; a call at or above OZGEMM_BLAS_MIN_SIZE (m*n*k) is copied to the GPU through pinned
+// staging buffers, run by ozgemm (ozgemmDgemm, ozgemmZgemm), and copied back; every other call, and
+// every call when no GPU or libozgemm is usable, goes to the system BLAS (dlopen'ed RTLD_LOCAL, by
+// default the libblas.so.3 the loader finds, i.e. Debian's alternative). Every other BLAS symbol of a
+// program is untouched: when this library is preloaded only these four resolve here.
 //
-// Argument checks are reference BLAS's (BLAS/SRC/dgemm.f): the first failing parameter, in the
-// same order, is reported through xerbla_ (the program's own if it has one, else the system BLAS's)
-// with the same number. cblas_dgemm with any invalid argument is forwarded unchanged to the system
-// cblas_dgemm, so its cblas_xerbla numbering (row-major remapping included) is exactly the system's.
+// Argument checks are reference BLAS's (BLAS/SRC/dgemm.f, zgemm.f): the first failing parameter, in
+// the same order, is reported through xerbla_ (the program's own if it has one, else the system
+// BLAS's) with the same number. cblas_dgemm / cblas_zgemm with any invalid argument is forwarded
+// unchanged to the system's, so its cblas_xerbla numbering (row-major remapping included) is exactly
+// the system's.
 // docs/dropin.md has the variables and the recipes (preload, FlexiBLAS, numpy from Debian).
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,7 +28,7 @@
 #include <string>
 
 #include "dropin/common.hpp"
-#include "dropin/reference_dgemm.hpp"
+#include "dropin/reference_gemm.hpp"
 
 namespace ozgemm {
 namespace dropin {
@@ -36,10 +38,14 @@ namespace {
 
 constexpr const char* kPrefix = "ozgemm-blas";
 
-using DgemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
-                         const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
+// The Fortran xGEMM of element type T (double: DGEMM, cuDoubleComplex: ZGEMM).
+template <typename T>
+using F77GemmFn = void (*)(const char*, const char*, const int*, const int*, const int*, const T*, const T*,
+                           const int*, const T*, const int*, const T*, T*, const int*, size_t, size_t);
 using CblasDgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
                               double*, int);
+using CblasZgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
+                              const void*, void*, int);
 using XerblaFn = void (*)(const char*, const int*, size_t);
 using CblasXerblaFn = void (*)(int, const char*, const char*, ...);
 
@@ -59,7 +65,25 @@ const char* const kReasonNames[] = {"disabled", "invalid-setting", "invalid-args
                                     "ozgemm-unavailable", "offload-failed", nullptr};
 static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1 && kReasonCount <= kMaxReasons,
               "reason names");
-const char* const kApiNames[] = {"dgemm_", "cblas_dgemm", nullptr};
+const char* const kApiNames[] = {"dgemm_", "cblas_dgemm", "zgemm_", "cblas_zgemm", nullptr};
+
+// What differs between the element types: T is double (DGEMM) or cuDoubleComplex (ZGEMM).
+template <typename T>
+struct Kind;
+template <>
+struct Kind<double> {
+  static constexpr Element element = Element::Real;
+  static constexpr const char* srname = "DGEMM ";  // for xerbla_
+  static constexpr int f77_api = 0, cblas_api = 1;  // kApiNames indices
+  static bool is_zero(double a) { return a == 0.0; }
+};
+template <>
+struct Kind<cuDoubleComplex> {
+  static constexpr Element element = Element::Complex;
+  static constexpr const char* srname = "ZGEMM ";
+  static constexpr int f77_api = 2, cblas_api = 3;
+  static bool is_zero(cuDoubleComplex a) { return a.x == 0.0 && a.y == 0.0; }
+};
 
 Stats& stats() {
   static Stats* s = new Stats(kPrefix, kReasonNames, kApiNames);  // never destroyed: read by the exit report
@@ -92,9 +116,17 @@ bool is_self(const void* p) {
 struct System {
   void* lib = nullptr;
   std::string path;
-  DgemmFn dgemm = nullptr;
+  F77GemmFn<double> dgemm = nullptr;
+  F77GemmFn<cuDoubleComplex> zgemm = nullptr;  // null: the built-in reference ZGEMM
   CblasDgemmFn cblas_dgemm = nullptr;
+  CblasZgemmFn cblas_zgemm = nullptr;
+  template <typename T>
+  F77GemmFn<T> f77() const;
 };
+template <>
+F77GemmFn<double> System::f77<double>() const { return dgemm; }
+template <>
+F77GemmFn<cuDoubleComplex> System::f77<cuDoubleComplex>() const { return zgemm; }
 
 #if defined(__x86_64__)
 #define OZ_TRIPLET "x86_64-linux-gnu"
@@ -126,9 +158,15 @@ System load_system() {
     }
     s.lib = lib;
     s.path = object_path(f);
-    s.dgemm = reinterpret_cast<DgemmFn>(f);
-    void* c = dlsym(lib, "cblas_dgemm");
-    s.cblas_dgemm = (c && !is_self(c)) ? reinterpret_cast<CblasDgemmFn>(c) : nullptr;
+    s.dgemm = reinterpret_cast<F77GemmFn<double>>(f);
+    // The others are optional (null: not in this BLAS, or, impossibly, ours).
+    auto other = [&](const char* name) {
+      void* g = dlsym(lib, name);
+      return (g && !is_self(g)) ? g : nullptr;
+    };
+    s.zgemm = reinterpret_cast<F77GemmFn<cuDoubleComplex>>(other("zgemm_"));
+    s.cblas_dgemm = reinterpret_cast<CblasDgemmFn>(other("cblas_dgemm"));
+    s.cblas_zgemm = reinterpret_cast<CblasZgemmFn>(other("cblas_zgemm"));
   };
   if (const char* p = env_str("OZGEMM_SYSTEM_BLAS")) attempt(p);
   // The soname first: a copy already in the process (numpy's, the program's) or the one the loader's
@@ -139,7 +177,7 @@ System load_system() {
   attempt("/usr/lib64/libblas.so.3");
   attempt("libopenblas.so.0");
   if (!s.lib)
-    say(kPrefix, "no system BLAS found (%s); set OZGEMM_SYSTEM_BLAS. Using a built-in reference DGEMM",
+    say(kPrefix, "no system BLAS found (%s); set OZGEMM_SYSTEM_BLAS. Using a built-in reference DGEMM and ZGEMM",
         tried.c_str());
   return s;
 }
@@ -153,14 +191,15 @@ const System& sys() {
 
 bool lsame(char c, char u) { return c == u || c == u + ('a' - 'A'); }
 
-void system_dgemm(char ta, char tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
-                  int ldb, double beta, double* C, int ldc) {
+// The system's Fortran xGEMM (else the built-in reference one), column-major.
+template <typename T>
+void system_gemm(char ta, char tb, int m, int n, int k, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
+                 T* C, int ldc) {
   DepthGuard guard;
-  const System& s = sys();
-  if (s.dgemm) {
-    s.dgemm(&ta, &tb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+  if (const auto f = sys().f77<T>()) {
+    f(&ta, &tb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
   } else {
-    reference_dgemm(lsame(ta, 'N'), lsame(tb, 'N'), m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    reference_gemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   }
 }
 
@@ -176,8 +215,8 @@ void report(const char* srname, int info) {
   }
 }
 
-// reference DGEMM's checks: the first failing parameter number, 0 if all valid
-int check_dgemm(char ta, char tb, int m, int n, int k, int lda, int ldb, int ldc) {
+// reference DGEMM's (and ZGEMM's: the same) checks: the first failing parameter number, 0 if all valid
+int check_gemm(char ta, char tb, int m, int n, int k, int lda, int ldb, int ldc) {
   return gemm_argument_error(op_of_char(ta), op_of_char(tb), m, n, k, lda, ldb, ldc);
 }
 
@@ -189,7 +228,7 @@ struct Offload {
   int device = 0;
   ozgemmHandle_t oz = nullptr;
   cudaStream_t stream = nullptr;
-  double* dev[3] = {nullptr, nullptr, nullptr};  // A, B, C (tight: ld = rows)
+  void* dev[3] = {nullptr, nullptr, nullptr};  // A, B, C (tight: ld = rows; of the last call's element type)
   size_t dev_bytes[3] = {0, 0, 0};
   void* stage[2] = {nullptr, nullptr};
   size_t stage_bytes = 0;
@@ -263,30 +302,30 @@ bool ensure_dev(Offload& o, const OzApi& oz, int i, size_t bytes) {
   o.dev_bytes[i] = 0;
   void* p = nullptr;
   if (!cuda_ok(oz, oz.malloc(&p, bytes), "cudaMalloc")) return false;
-  o.dev[i] = static_cast<double*>(p);
+  o.dev[i] = p;
   o.dev_bytes[i] = bytes;
   return true;
 }
 
 // Host (rows x cols, leading dimension ld) -> device (tight), through the two staging buffers: the
 // packing of one chunk of columns overlaps the transfer of the previous one.
-bool upload(Offload& o, const OzApi& oz, const double* src, int64_t rows, int64_t cols, int64_t ld, double* dst,
-            int* slot) {
-  const int64_t chunk = std::max<int64_t>(1, int64_t(o.stage_bytes / sizeof(double)) / rows);
+template <typename T>
+bool upload(Offload& o, const OzApi& oz, const T* src, int64_t rows, int64_t cols, int64_t ld, void* dev, int* slot) {
+  T* dst = static_cast<T*>(dev);
+  const int64_t chunk = std::max<int64_t>(1, int64_t(o.stage_bytes / sizeof(T)) / rows);
   for (int64_t j0 = 0; j0 < cols; j0 += chunk) {
     const int64_t jn = std::min(chunk, cols - j0);
     const int s = *slot;
     *slot ^= 1;
     if (o.ev_pending[s] && !cuda_ok(oz, oz.event_synchronize(o.ev[s]), "cudaEventSynchronize")) return false;
     o.ev_pending[s] = false;
-    double* st = static_cast<double*>(o.stage[s]);
+    T* st = static_cast<T*>(o.stage[s]);
     if (ld == rows) {
-      std::memcpy(st, src + j0 * ld, size_t(rows * jn) * sizeof(double));
+      std::memcpy(st, src + j0 * ld, size_t(rows * jn) * sizeof(T));
     } else {
-      for (int64_t j = 0; j < jn; ++j)
-        std::memcpy(st + j * rows, src + (j0 + j) * ld, size_t(rows) * sizeof(double));
+      for (int64_t j = 0; j < jn; ++j) std::memcpy(st + j * rows, src + (j0 + j) * ld, size_t(rows) * sizeof(T));
     }
-    if (!cuda_ok(oz, oz.memcpy_async(dst + j0 * rows, st, size_t(rows * jn) * sizeof(double),
+    if (!cuda_ok(oz, oz.memcpy_async(dst + j0 * rows, st, size_t(rows * jn) * sizeof(T),
                                      cudaMemcpyHostToDevice, o.stream),
                  "cudaMemcpyAsync (to the GPU)") ||
         !cuda_ok(oz, oz.event_record(o.ev[s], o.stream), "cudaEventRecord"))
@@ -298,13 +337,15 @@ bool upload(Offload& o, const OzApi& oz, const double* src, int64_t rows, int64_
 
 // Device C (m x n, tight) -> host C (ldc): the transfer of one chunk overlaps the unpacking of the
 // previous one. Returns the number of leading columns of C that hold the result (n on success).
-int64_t download(Offload& o, const OzApi& oz, const double* src, int64_t m, int64_t n, double* C, int64_t ldc) {
-  const int64_t chunk = std::max<int64_t>(1, int64_t(o.stage_bytes / sizeof(double)) / m);
+template <typename T>
+int64_t download(Offload& o, const OzApi& oz, const void* dev, int64_t m, int64_t n, T* C, int64_t ldc) {
+  const T* src = static_cast<const T*>(dev);
+  const int64_t chunk = std::max<int64_t>(1, int64_t(o.stage_bytes / sizeof(T)) / m);
   const int64_t chunks = (n + chunk - 1) / chunk;
   auto issue = [&](int64_t c) {
     const int s = int(c & 1);
     const int64_t j0 = c * chunk, jn = std::min(chunk, n - j0);
-    return cuda_ok(oz, oz.memcpy_async(o.stage[s], src + j0 * m, size_t(m * jn) * sizeof(double),
+    return cuda_ok(oz, oz.memcpy_async(o.stage[s], src + j0 * m, size_t(m * jn) * sizeof(T),
                                        cudaMemcpyDeviceToHost, o.stream),
                    "cudaMemcpyAsync (from the GPU)") &&
            cuda_ok(oz, oz.event_record(o.ev[s], o.stream), "cudaEventRecord");
@@ -317,26 +358,46 @@ int64_t download(Offload& o, const OzApi& oz, const double* src, int64_t m, int6
     if (c + 1 < chunks && !issue(c + 1)) return c * chunk;
     if (!cuda_ok(oz, oz.event_synchronize(o.ev[s]), "cudaEventSynchronize")) return c * chunk;
     const int64_t j0 = c * chunk, jn = std::min(chunk, n - j0);
-    const double* st = static_cast<const double*>(o.stage[s]);
+    const T* st = static_cast<const T*>(o.stage[s]);
     if (ldc == m) {
-      std::memcpy(C + j0 * ldc, st, size_t(m * jn) * sizeof(double));
+      std::memcpy(C + j0 * ldc, st, size_t(m * jn) * sizeof(T));
     } else {
-      for (int64_t j = 0; j < jn; ++j) std::memcpy(C + (j0 + j) * ldc, st + j * m, size_t(m) * sizeof(double));
+      for (int64_t j = 0; j < jn; ++j) std::memcpy(C + (j0 + j) * ldc, st + j * m, size_t(m) * sizeof(T));
     }
   }
   return n;
 }
 
+// ozgemm on the device operands (tight leading dimensions) with BLAS's operation characters.
+ozgemmStatus_t run_ozgemm(const OzApi& oz, ozgemmHandle_t h, char ta, char tb, int m, int n, int k, const double* alpha,
+                          const void* A, int lda, const void* B, int ldb, const double* beta, void* C) {
+  auto op = [](char t) { return lsame(t, 'N') ? CUBLAS_OP_N : CUBLAS_OP_T; };  // 'C' is 'T' for real data
+  return oz.dgemm(h, op(ta), op(tb), m, n, k, alpha, static_cast<const double*>(A), lda,
+                  static_cast<const double*>(B), ldb, beta, static_cast<double*>(C), m);
+}
+ozgemmStatus_t run_ozgemm(const OzApi& oz, ozgemmHandle_t h, char ta, char tb, int m, int n, int k,
+                          const cuDoubleComplex* alpha, const void* A, int lda, const void* B, int ldb,
+                          const cuDoubleComplex* beta, void* C) {
+  auto op = [](char t) { return lsame(t, 'N') ? CUBLAS_OP_N : lsame(t, 'C') ? CUBLAS_OP_C : CUBLAS_OP_T; };
+  return oz.zgemm(h, op(ta), op(tb), m, n, k, alpha, static_cast<const cuDoubleComplex*>(A), lda,
+                  static_cast<const cuDoubleComplex*>(B), ldb, beta, static_cast<cuDoubleComplex*>(C), m);
+}
+
 // Column-major, arguments valid, m, n, k > 0, alpha != 0. Returns the number of leading columns of C
 // that hold the final result: n when done, 0 when C was not touched.
 // *info: what ozgemm ran (when *have_info).
-int64_t offload(char ta, char tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
-                int ldb, double beta, double* C, int ldc, bool* unavailable, ozgemmCallInfo_t* info,
-                bool* have_info) {
+template <typename T>
+int64_t offload(char ta, char tb, int m, int n, int k, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
+                T* C, int ldc, bool* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
   const OzApi& oz = oz_api(self_address());
   *unavailable = false;
   if (!oz.ok) {
-    say_once(kPrefix, "load", "%s; every DGEMM goes to the system BLAS", oz.error.c_str());
+    say_once(kPrefix, "load", "%s; every DGEMM and ZGEMM goes to the system BLAS", oz.error.c_str());
+    *unavailable = true;
+    return 0;
+  }
+  if (Kind<T>::element == Element::Complex && !oz.zgemm) {
+    say_once(kPrefix, "no-zgemm", "%s lacks ozgemmZgemm; every ZGEMM goes to the system BLAS", oz.path.c_str());
     *unavailable = true;
     return 0;
   }
@@ -363,30 +424,30 @@ int64_t offload(char ta, char tb, int m, int n, int k, double alpha, const doubl
   const bool nota = opa == Op::N, notb = opb == Op::N;
   const int64_t ra = rows_a(opa, m, k), cols_a = nota ? k : m;
   const int64_t rb = rows_b(opb, k, n), cols_b = notb ? n : k;
+  const int64_t e = sizeof(T);
   int64_t done = 0;
-  bool ok = ensure_stage(o, oz, size_t(std::max<int64_t>({config().stage_bytes, ra * 8, rb * 8, int64_t(m) * 8}))) &&
-            ensure_dev(o, oz, 0, size_t(ra * cols_a) * 8) && ensure_dev(o, oz, 1, size_t(rb * cols_b) * 8) &&
-            ensure_dev(o, oz, 2, size_t(int64_t(m) * n) * 8);
+  bool ok = ensure_stage(o, oz, size_t(std::max<int64_t>({config().stage_bytes, ra * e, rb * e, int64_t(m) * e}))) &&
+            ensure_dev(o, oz, 0, size_t(ra * cols_a * e)) && ensure_dev(o, oz, 1, size_t(rb * cols_b * e)) &&
+            ensure_dev(o, oz, 2, size_t(int64_t(m) * n * e));
   int slot = 0;
   ok = ok && upload(o, oz, A, ra, cols_a, lda, o.dev[0], &slot) &&
        upload(o, oz, B, rb, cols_b, ldb, o.dev[1], &slot);
-  if (ok && beta != 0.0) ok = upload(o, oz, C, m, n, ldc, o.dev[2], &slot);  // beta == 0: C is not read
+  if (ok && !Kind<T>::is_zero(beta)) ok = upload(o, oz, C, m, n, ldc, o.dev[2], &slot);  // beta == 0: C is not read
   if (ok) {
     ozgemmStatus_t s = oz.set_stream(o.oz, o.stream);
     if (s == OZGEMM_STATUS_SUCCESS)
-      s = oz.dgemm(o.oz, nota ? CUBLAS_OP_N : CUBLAS_OP_T, notb ? CUBLAS_OP_N : CUBLAS_OP_T, m, n, k, &alpha,
-                   o.dev[0], int(ra), o.dev[1], int(rb), &beta, o.dev[2], m);
+      s = run_ozgemm(oz, o.oz, ta, tb, m, n, k, &alpha, o.dev[0], int(ra), o.dev[1], int(rb), &beta, o.dev[2]);
     if (s != OZGEMM_STATUS_SUCCESS) {
       oz.get_last_error();
       std::string key = std::string("fail-") + oz.status_string(s);
-      say_once(kPrefix, key.c_str(), "ozgemm failed on m=%d n=%d k=%d (%s); the system BLAS runs the call"
-               " (reported once per status)", m, n, k, oz.status_string(s));
+      say_once(kPrefix, key.c_str(), "ozgemm failed on %s m=%d n=%d k=%d (%s); the system BLAS runs the call"
+               " (reported once per status)", Kind<T>::srname, m, n, k, oz.status_string(s));
       ok = false;
     } else {
       *have_info = last_call_info(oz, o.oz, info) != nullptr;
     }
   }
-  if (ok) done = download(o, oz, o.dev[2], m, n, C, ldc);
+  if (ok) done = download<T>(o, oz, o.dev[2], m, n, C, ldc);
   if (!ok || done < n) {
     // Leave nothing in flight that reads the staging buffers.
     oz.stream_synchronize(o.stream);
@@ -402,9 +463,9 @@ void log_call(const char* api, char ta, char tb, int m, int n, int k, const char
 
 // The decision and the run, for a valid column-major call. forward() runs the whole call on the
 // system BLAS (the entry point's own function, unchanged arguments).
-template <typename Forward>
-void gemm(int api, char ta, char tb, int m, int n, int k, double alpha, const double* A, int lda, const double* B,
-          int ldb, double beta, double* C, int ldc, Forward forward) {
+template <typename T, typename Forward>
+void gemm(int api, char ta, char tb, int m, int n, int k, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
+          T* C, int ldc, Forward forward) {
   Stats& S = stats();
   const Settings& set = config().settings;
   auto decline = [&](Reason r) {
@@ -418,7 +479,7 @@ void gemm(int api, char ta, char tb, int m, int n, int k, double alpha, const do
   };
   if (!set.enabled.load(std::memory_order_relaxed)) return decline(kDisabled);
   if (!set.accuracy_valid) return decline(kInvalidSetting);
-  if (m == 0 || n == 0 || k == 0 || alpha == 0.0) return decline(kQuickReturn);
+  if (m == 0 || n == 0 || k == 0 || Kind<T>::is_zero(alpha)) return decline(kQuickReturn);
   if (double(m) * double(n) * double(k) < double(set.min_size)) return decline(kBelowMinSize);
 
   const uint64_t t0 = now_ns();
@@ -433,19 +494,18 @@ void gemm(int api, char ta, char tb, int m, int n, int k, double alpha, const do
     say_once(kPrefix, "partial", "a transfer from the GPU failed after %" PRId64 " of %d columns; the system BLAS"
              " computes the remaining columns", done, n);
     const int j = int(done);
-    system_dgemm(ta, tb, m, n - j, k, alpha, A, lda, lsame(tb, 'N') ? B + int64_t(j) * ldb : B + j, ldb, beta,
-                 C + int64_t(j) * ldc, ldc);
+    system_gemm(ta, tb, m, n - j, k, alpha, A, lda, lsame(tb, 'N') ? B + int64_t(j) * ldb : B + j, ldb, beta,
+                C + int64_t(j) * ldc, ldc);
     return;
   }
   const uint64_t dt = now_ns() - t0;
-  S.intercepted.fetch_add(1, std::memory_order_relaxed);
-  S.flop.fetch_add(uint64_t(2.0 * double(m) * double(n) * double(k)), std::memory_order_relaxed);
-  S.time_ns.fetch_add(dt, std::memory_order_relaxed);
-  const Ran ran = S.record(have_info ? &info : nullptr);
+  constexpr Element elem = Kind<T>::element;
+  S.intercepted(elem, gemm_flop(elem, m, n, k), dt);
+  const Ran ran = S.record(elem, have_info ? &info : nullptr);
   if (set.log == LogMode::Calls || set.log == LogMode::All) {
     const OzApi& oz = oz_api(self_address());
     char o[400];
-    std::snprintf(o, sizeof o, "GPU ozgemm: %s [%s] %.3f ms (with transfers)", describe_run(oz, ran, info).c_str(),
+    std::snprintf(o, sizeof o, "GPU ozgemm: %s [%s] %.3f ms (with transfers)", describe_run(oz, ran, info, elem).c_str(),
                   have_info ? info.reason : set.accuracy.text().c_str(), dt * 1e-6);
     log_call(kApiNames[api], ta, tb, m, n, k, o);
   }
@@ -457,56 +517,64 @@ void gemm(int api, char ta, char tb, int m, int n, int k, double alpha, const do
 }  // namespace dropin
 }  // namespace ozgemm
 
-using namespace ozgemm::dropin;
-using namespace ozgemm::dropin::blas;
+namespace ozgemm {
+namespace dropin {
+namespace blas {
+namespace {
 
-extern "C" {
-
-// Fortran DGEMM (gfortran ABI: the two hidden CHARACTER lengths come last; many C callers omit
-// them, so they are never read).
-__attribute__((visibility("default"))) void dgemm_(const char* transa, const char* transb, const int* m,
-                                                   const int* n, const int* k, const double* alpha, const double* A,
-                                                   const int* lda, const double* B, const int* ldb,
-                                                   const double* beta, double* C, const int* ldc, size_t, size_t) {
-  if (depth() > 0) {  // the system BLAS (its cblas_dgemm, its LAPACK) calling back: pass through
+// The Fortran entry point of element type T (dgemm_, zgemm_): the arguments as the caller passed them.
+template <typename T>
+void f77_gemm(const char* transa, const char* transb, const int* m, const int* n, const int* k, const T* alpha,
+              const T* A, const int* lda, const T* B, const int* ldb, const T* beta, T* C, const int* ldc) {
+  if (depth() > 0) {  // the system BLAS (its cblas_xgemm, its LAPACK) calling back: pass through
     stats().internal.fetch_add(1, std::memory_order_relaxed);
-    const System& s = sys();
-    if (s.dgemm) {
-      s.dgemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1, 1);
+    if (const auto f = sys().f77<T>()) {
+      f(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, 1, 1);
     } else {
-      system_dgemm(*transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
+      system_gemm(*transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
     }
     return;
   }
   Stats& S = stats();
   S.calls.fetch_add(1, std::memory_order_relaxed);
-  S.per_api[0].fetch_add(1, std::memory_order_relaxed);
-  const int info = check_dgemm(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc);
+  S.per_api[Kind<T>::f77_api].fetch_add(1, std::memory_order_relaxed);
+  const int info = check_gemm(*transa, *transb, *m, *n, *k, *lda, *ldb, *ldc);
   if (info) {
     S.decline(kInvalidArgs);
-    report("DGEMM ", info);
+    report(Kind<T>::srname, info);
     return;
   }
-  gemm(0, *transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc, [&] {
-    system_dgemm(*transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
+  gemm(Kind<T>::f77_api, *transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc, [&] {
+    system_gemm(*transa, *transb, *m, *n, *k, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
   });
 }
 
-__attribute__((visibility("default"))) void cblas_dgemm(int layout, int TransA, int TransB, int M, int N, int K,
-                                                        double alpha, const double* A, int lda, const double* B,
-                                                        int ldb, double beta, double* C, int ldc) {
-  const System& s = sys();
+// The system's cblas_dgemm / cblas_zgemm (alpha and beta by value / by pointer); false when it has none.
+bool system_cblas(int layout, int ta, int tb, int M, int N, int K, double alpha, const double* A, int lda,
+                  const double* B, int ldb, double beta, double* C, int ldc) {
+  if (!sys().cblas_dgemm) return false;
+  sys().cblas_dgemm(layout, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  return true;
+}
+bool system_cblas(int layout, int ta, int tb, int M, int N, int K, cuDoubleComplex alpha, const cuDoubleComplex* A,
+                  int lda, const cuDoubleComplex* B, int ldb, cuDoubleComplex beta, cuDoubleComplex* C, int ldc) {
+  if (!sys().cblas_zgemm) return false;
+  sys().cblas_zgemm(layout, ta, tb, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc);
+  return true;
+}
+
+// The CBLAS entry point of element type T (cblas_dgemm, cblas_zgemm).
+template <typename T>
+void cblas_gemm(int layout, int TransA, int TransB, int M, int N, int K, T alpha, const T* A, int lda, const T* B,
+                int ldb, T beta, T* C, int ldc) {
   auto forward = [&] {
-    if (s.cblas_dgemm) {
-      s.cblas_dgemm(layout, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-      return;
-    }
-    // A Fortran-only system BLAS: do what reference CBLAS does, on the Fortran DGEMM.
+    if (system_cblas(layout, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
+    // A Fortran-only system BLAS: do what reference CBLAS does, on the Fortran xGEMM.
     auto t = [](int x) { return x == kNoTrans ? 'N' : x == kTrans ? 'T' : x == kConjTrans ? 'C' : '?'; };
     if (layout == kColMajor)
-      system_dgemm(t(TransA), t(TransB), M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      system_gemm(t(TransA), t(TransB), M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     else if (layout == kRowMajor)
-      system_dgemm(t(TransB), t(TransA), N, M, K, alpha, B, ldb, A, lda, beta, C, ldc);
+      system_gemm(t(TransB), t(TransA), N, M, K, alpha, B, ldb, A, lda, beta, C, ldc);
   };
   if (depth() > 0) {
     stats().internal.fetch_add(1, std::memory_order_relaxed);
@@ -515,23 +583,65 @@ __attribute__((visibility("default"))) void cblas_dgemm(int layout, int TransA, 
   }
   Stats& S = stats();
   S.calls.fetch_add(1, std::memory_order_relaxed);
-  S.per_api[1].fetch_add(1, std::memory_order_relaxed);
+  S.per_api[Kind<T>::cblas_api].fetch_add(1, std::memory_order_relaxed);
   auto trans = [](int x) { return x == kNoTrans ? 'N' : x == kTrans ? 'T' : x == kConjTrans ? 'C' : '\0'; };
-  // The column-major problem: row-major C = op(A) op(B) is C^T = op(B)^T op(A)^T.
+  // The column-major problem: row-major C = op(A) op(B) is C^T = op(B)^T op(A)^T, where the row-major
+  // X, read column-major, is X^T; so each operand keeps its operation (N, T, or C: op(B)^T of B^H is
+  // conj(B) = (B^T)^H).
   const bool col = layout == kColMajor;
   const char ta = trans(col ? TransA : TransB), tb = trans(col ? TransB : TransA);
   const int m = col ? M : N, n = col ? N : M;
-  const double* a = col ? A : B;
-  const double* b = col ? B : A;
+  const T* a = col ? A : B;
+  const T* b = col ? B : A;
   const int la = col ? lda : ldb, lb = col ? ldb : lda;
-  if ((layout != kColMajor && layout != kRowMajor) || !ta || !tb || check_dgemm(ta, tb, m, n, K, la, lb, ldc)) {
-    // The system cblas_dgemm reports it (its cblas_xerbla numbering, row-major remapping included).
+  if ((layout != kColMajor && layout != kRowMajor) || !ta || !tb || check_gemm(ta, tb, m, n, K, la, lb, ldc)) {
+    // The system's cblas_xgemm reports it (its cblas_xerbla numbering, row-major remapping included).
     S.decline(kInvalidArgs);
     DepthGuard guard;
     forward();
     return;
   }
-  gemm(1, ta, tb, m, n, K, alpha, a, la, b, lb, beta, C, ldc, forward);
+  gemm(Kind<T>::cblas_api, ta, tb, m, n, K, alpha, a, la, b, lb, beta, C, ldc, forward);
+}
+
+}  // namespace
+}  // namespace blas
+}  // namespace dropin
+}  // namespace ozgemm
+
+using namespace ozgemm::dropin;
+using namespace ozgemm::dropin::blas;
+
+extern "C" {
+
+// Fortran DGEMM and ZGEMM (gfortran ABI: the two hidden CHARACTER lengths come last; many C callers
+// omit them, so they are never read).
+__attribute__((visibility("default"))) void dgemm_(const char* transa, const char* transb, const int* m,
+                                                   const int* n, const int* k, const double* alpha, const double* A,
+                                                   const int* lda, const double* B, const int* ldb,
+                                                   const double* beta, double* C, const int* ldc, size_t, size_t) {
+  f77_gemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__attribute__((visibility("default"))) void zgemm_(const char* transa, const char* transb, const int* m,
+                                                   const int* n, const int* k, const cuDoubleComplex* alpha,
+                                                   const cuDoubleComplex* A, const int* lda, const cuDoubleComplex* B,
+                                                   const int* ldb, const cuDoubleComplex* beta, cuDoubleComplex* C,
+                                                   const int* ldc, size_t, size_t) {
+  f77_gemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+__attribute__((visibility("default"))) void cblas_dgemm(int layout, int TransA, int TransB, int M, int N, int K,
+                                                        double alpha, const double* A, int lda, const double* B,
+                                                        int ldb, double beta, double* C, int ldc) {
+  cblas_gemm(layout, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+// alpha and beta point to one COMPLEX*16 each (CBLAS passes complex scalars by address).
+__attribute__((visibility("default"))) void cblas_zgemm(int layout, int TransA, int TransB, int M, int N, int K,
+                                                        const void* alpha, const void* A, int lda, const void* B,
+                                                        int ldb, const void* beta, void* C, int ldc) {
+  cblas_gemm(layout, TransA, TransB, M, N, K, *static_cast<const cuDoubleComplex*>(alpha),
+             static_cast<const cuDoubleComplex*>(A), lda, static_cast<const cuDoubleComplex*>(B), ldb,
+             *static_cast<const cuDoubleComplex*>(beta), static_cast<cuDoubleComplex*>(C), ldc);
 }
 
 // ---- counters (docs/dropin.md) ----------------------------------------------------------------------

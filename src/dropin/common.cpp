@@ -290,11 +290,12 @@ int count_names(const char* const* names) {
 }
 }  // namespace
 
+const char* element_name(Element e) { return e == Element::Complex ? "complex" : "real"; }
+
 Stats::Stats(const char* prefix_, const char* const* reason_names_, const char* const* api_names_)
     : prefix(prefix_), reason_names(reason_names_), reason_count(count_names(reason_names_)), api_names(api_names_) {}
 
-Ran Stats::record(const ozgemmCallInfo_t* info) {
-  const Ran ran = ran_of(info);
+void Outcomes::add(Ran ran, const ozgemmCallInfo_t* info) {
   gemms.fetch_add(1, std::memory_order_relaxed);
   switch (ran) {
     case Ran::Ozaki1:
@@ -305,33 +306,50 @@ Ran Stats::record(const ozgemmCallInfo_t* info) {
       ozaki2.fetch_add(1, std::memory_order_relaxed);
       if (info->moduli <= OZGEMM_MAX_MODULI) moduli[info->moduli].fetch_add(1, std::memory_order_relaxed);
       break;
-    case Ran::Native: {
-      ozgemm_native.fetch_add(1, std::memory_order_relaxed);
-      const std::string why(info->reason, strnlen(info->reason, sizeof info->reason));
-      std::lock_guard<std::mutex> lock(native_mu);
-      const auto it =
-          std::find_if(native_reasons.begin(), native_reasons.end(), [&](const auto& r) { return r.first == why; });
-      if (it != native_reasons.end())
-        ++it->second;
-      else if (int(native_reasons.size()) < kMaxNativeReasons)
-        native_reasons.emplace_back(why, 1);
-      else
-        ++native_other;
-      break;
-    }
+    case Ran::Native: ozgemm_native.fetch_add(1, std::memory_order_relaxed); break;
     case Ran::Unreported: break;
+  }
+}
+
+void Outcomes::reset() {
+  for (auto* c : {&intercepted, &gemms, &ozaki1, &ozaki2, &ozgemm_native, &flop, &time_ns}) c->store(0);
+  for (auto& s : slices) s.store(0);
+  for (auto& s : moduli) s.store(0);
+}
+
+Ran Stats::record(Element e, const ozgemmCallInfo_t* info) {
+  const Ran ran = ran_of(info);
+  all.add(ran, info);
+  by_element[int(e)].add(ran, info);
+  if (ran == Ran::Native) {
+    const std::string why(info->reason, strnlen(info->reason, sizeof info->reason));
+    std::lock_guard<std::mutex> lock(native_mu);
+    const auto it =
+        std::find_if(native_reasons.begin(), native_reasons.end(), [&](const auto& r) { return r.first == why; });
+    if (it != native_reasons.end())
+      ++it->second;
+    else if (int(native_reasons.size()) < kMaxNativeReasons)
+      native_reasons.emplace_back(why, 1);
+    else
+      ++native_other;
   }
   return ran;
 }
 
+void Stats::intercepted(Element e, double flop, uint64_t ns) {
+  for (Outcomes* o : {&all, &by_element[int(e)]}) {
+    o->intercepted.fetch_add(1, std::memory_order_relaxed);
+    o->flop.fetch_add(uint64_t(flop), std::memory_order_relaxed);
+    o->time_ns.fetch_add(ns, std::memory_order_relaxed);
+  }
+}
+
 void Stats::reset() {
-  for (auto* c : {&calls, &intercepted, &declined, &failed, &internal, &gemms, &ozaki1, &ozaki2, &ozgemm_native,
-                  &flop, &time_ns})
-    c->store(0);
+  for (auto* c : {&calls, &declined, &failed, &internal}) c->store(0);
   for (auto& r : reasons) r.store(0);
-  for (auto& s : slices) s.store(0);
-  for (auto& s : moduli) s.store(0);
   for (auto& a : per_api) a.store(0);
+  all.reset();
+  for (auto& o : by_element) o.reset();
   std::lock_guard<std::mutex> lock(native_mu);
   native_reasons.clear();
   native_other = 0;
@@ -391,35 +409,81 @@ std::string text_by_count(const std::atomic<uint64_t>* counts, int lo, int hi, c
 }
 }  // namespace
 
-uint64_t Stats::get(const char* name) const {
-  if (!name) return 0;
-  struct {
+bool Outcomes::get(const char* name, uint64_t* out) const {
+  const struct {
     const char* n;
     uint64_t v;
-  } fixed[] = {{"calls", calls.load()},       {"intercepted", intercepted.load()},
-               {"declined", declined.load()}, {"failed", failed.load()},
-               {"internal", internal.load()}, {"gemms", gemms.load()},
-               {"emulated", emulated()},      {"emulated:ozaki1", ozaki1.load()},
-               {"emulated:ozaki2", ozaki2.load()}, {"ozgemm_native", ozgemm_native.load()},
-               {"unreported", unreported()},  {"flop", flop.load()},
+  } fixed[] = {{"intercepted", intercepted.load()},     {"gemms", gemms.load()},
+               {"emulated", emulated()},                {"emulated:ozaki1", ozaki1.load()},
+               {"emulated:ozaki2", ozaki2.load()},      {"ozgemm_native", ozgemm_native.load()},
+               {"unreported", unreported()},            {"flop", flop.load()},
                {"time_ns", time_ns.load()}};
+  for (const auto& f : fixed)
+    if (!std::strcmp(name, f.n)) return *out = f.v, true;
+  if (!std::strncmp(name, "slices:", 7)) {
+    const int s = std::atoi(name + 7);
+    *out = (s >= 0 && s <= OZGEMM_MAX_SLICES) ? slices[s].load() : 0;
+    return true;
+  }
+  if (!std::strncmp(name, "moduli:", 7)) {
+    const int n = std::atoi(name + 7);
+    *out = (n >= 0 && n <= OZGEMM_MAX_MODULI) ? moduli[n].load() : 0;
+    return true;
+  }
+  return false;
+}
+
+std::string Outcomes::json_members() const {
+  std::string j;
+  const auto field = [&](const char* name, uint64_t v) { append(j, member(name, std::to_string(v))); };
+  field("intercepted", intercepted.load());
+  field("gemms", gemms.load());
+  field("emulated", emulated());
+  field("emulated_ozaki1", ozaki1.load());
+  field("emulated_ozaki2", ozaki2.load());
+  field("ozgemm_native", ozgemm_native.load());
+  field("unreported", unreported());
+  field("flop", flop.load());
+  field("time_ns", time_ns.load());
+  append(j, member("emulated_by_slices", json_by_count(slices, 1, OZGEMM_MAX_SLICES)));
+  append(j, member("emulated_by_moduli", json_by_count(moduli, OZGEMM_MIN_MODULI, OZGEMM_MAX_MODULI)));
+  return j;
+}
+
+std::string Outcomes::text() const {
+  std::string t = std::to_string(gemms.load()) + " matrices: " + std::to_string(emulated()) + " emulated";
+  std::string by;
+  if (ozaki1.load())
+    append(by, "Ozaki-I " + text_by_count(slices, 1, OZGEMM_MAX_SLICES, "slices"));
+  if (ozaki2.load())
+    append(by, "Ozaki-II " + text_by_count(moduli, OZGEMM_MIN_MODULI, OZGEMM_MAX_MODULI, "moduli"));
+  if (!by.empty()) t += " (" + by + ")";
+  return t + ", " + std::to_string(ozgemm_native.load()) + " native by ozgemm's choice, " +
+         std::to_string(unreported()) + " unreported";
+}
+
+uint64_t Stats::get(const char* name) const {
+  if (!name) return 0;
+  const struct {
+    const char* n;
+    uint64_t v;
+  } fixed[] = {{"calls", calls.load()}, {"declined", declined.load()}, {"failed", failed.load()},
+               {"internal", internal.load()}};
   for (const auto& f : fixed)
     if (!std::strcmp(name, f.n)) return f.v;
   uint64_t v = 0;
+  if (all.get(name, &v)) return v;
+  for (int e = 0; e < kElements; ++e) {
+    const char* type = element_name(Element(e));
+    const size_t len = std::strlen(type);
+    if (!std::strncmp(name, type, len) && name[len] == ':') return by_element[e].get(name + len + 1, &v) ? v : 0;
+  }
   if (lookup(name, "declined:", reason_count, [&](int i) { return reason_names[i]; },
              [&](int i) { return reasons[i].load(); }, &v))
     return v;
   if (lookup(name, "api:", kMaxApis, [&](int i) { return api_names ? api_names[i] : nullptr; },
              [&](int i) { return per_api[i].load(); }, &v))
     return v;
-  if (!std::strncmp(name, "slices:", 7)) {
-    const int s = std::atoi(name + 7);
-    return (s >= 0 && s <= OZGEMM_MAX_SLICES) ? slices[s].load() : 0;
-  }
-  if (!std::strncmp(name, "moduli:", 7)) {
-    const int n = std::atoi(name + 7);
-    return (n >= 0 && n <= OZGEMM_MAX_MODULI) ? moduli[n].load() : 0;
-  }
   if (!std::strncmp(name, "native:", 7)) {
     std::lock_guard<std::mutex> lock(native_mu);
     for (const auto& r : native_reasons)
@@ -432,23 +496,13 @@ std::string Stats::json() const {
   std::string j;
   const auto field = [&](const char* name, uint64_t v) { append(j, member(name, std::to_string(v))); };
   field("calls", calls.load());
-  field("intercepted", intercepted.load());
   field("declined", declined.load());
   field("failed", failed.load());
   field("internal", internal.load());
-  field("gemms", gemms.load());
-  field("emulated", emulated());
-  field("emulated_ozaki1", ozaki1.load());
-  field("emulated_ozaki2", ozaki2.load());
-  field("ozgemm_native", ozgemm_native.load());
-  field("unreported", unreported());
-  field("flop", flop.load());
-  field("time_ns", time_ns.load());
+  append(j, all.json_members());
   std::string r;
   for (int i = 0; i < reason_count; ++i) append(r, member(reason_names[i], std::to_string(reasons[i].load())));
   append(j, member("declined_by_reason", "{" + r + "}"));
-  append(j, member("emulated_by_slices", json_by_count(slices, 1, OZGEMM_MAX_SLICES)));
-  append(j, member("emulated_by_moduli", json_by_count(moduli, OZGEMM_MIN_MODULI, OZGEMM_MAX_MODULI)));
   std::string n;
   {
     std::lock_guard<std::mutex> lock(native_mu);
@@ -460,6 +514,10 @@ std::string Stats::json() const {
   for (int i = 0; api_names && i < kMaxApis && api_names[i]; ++i)
     append(a, member(api_names[i], std::to_string(per_api[i].load())));
   append(j, member("calls_by_api", "{" + a + "}"));
+  std::string e;
+  for (int i = 0; i < kElements; ++i)
+    append(e, member(element_name(Element(i)), "{" + by_element[i].json_members() + "}"));
+  append(j, member("by_element", "{" + e + "}"));
   return "{" + j + "}";
 }
 
@@ -478,24 +536,30 @@ void Stats::print_summary() const {
       "summary: %" PRIu64 " calls, %" PRIu64 " intercepted (%" PRIu64 " matrices: %" PRIu64 " emulated, %" PRIu64
       " native by ozgemm's choice, %" PRIu64 " unreported), %" PRIu64 " declined, %" PRIu64
       " failed and fell back; %.3f s in intercepted calls (host time), %.1f GFLOP",
-      calls.load(), intercepted.load(), gemms.load(), emulated(), ozgemm_native.load(), unreported(),
-      declined.load(), failed.load(), time_ns.load() * 1e-9, flop.load() * 1e-9);
+      calls.load(), all.intercepted.load(), all.gemms.load(), all.emulated(), all.ozgemm_native.load(),
+      all.unreported(), declined.load(), failed.load(), all.time_ns.load() * 1e-9, all.flop.load() * 1e-9);
   std::string r;
   for (int i = 0; i < reason_count; ++i)
     if (const uint64_t v = reasons[i].load()) append(r, std::string(reason_names[i]) + "=" + std::to_string(v));
   if (!r.empty()) say(prefix, "summary: declined by reason: %s", r.c_str());
-  if (ozaki1.load())
-    say(prefix, "summary: emulated with Ozaki-I: %" PRIu64 " matrices (%s)", ozaki1.load(),
-        text_by_count(slices, 1, OZGEMM_MAX_SLICES, "slices").c_str());
-  if (ozaki2.load())
-    say(prefix, "summary: emulated with Ozaki-II: %" PRIu64 " matrices (%s)", ozaki2.load(),
-        text_by_count(moduli, OZGEMM_MIN_MODULI, OZGEMM_MAX_MODULI, "moduli").c_str());
+  if (all.ozaki1.load())
+    say(prefix, "summary: emulated with Ozaki-I: %" PRIu64 " matrices (%s)", all.ozaki1.load(),
+        text_by_count(all.slices, 1, OZGEMM_MAX_SLICES, "slices").c_str());
+  if (all.ozaki2.load())
+    say(prefix, "summary: emulated with Ozaki-II: %" PRIu64 " matrices (%s)", all.ozaki2.load(),
+        text_by_count(all.moduli, OZGEMM_MIN_MODULI, OZGEMM_MAX_MODULI, "moduli").c_str());
   {
     std::lock_guard<std::mutex> lock(native_mu);
     for (const auto& x : native_reasons)
       say(prefix, "summary: native by ozgemm's choice: %" PRIu64 " matrices [%s]", x.second, x.first.c_str());
     if (native_other)
       say(prefix, "summary: native by ozgemm's choice: %" PRIu64 " matrices [other reasons]", native_other);
+  }
+  for (int i = 0; i < kElements; ++i) {
+    const Outcomes& o = by_element[i];
+    if (o.intercepted.load())
+      say(prefix, "summary: %s: %" PRIu64 " calls, %s; %.3f s, %.1f GFLOP", element_name(Element(i)),
+          o.intercepted.load(), o.text().c_str(), o.time_ns.load() * 1e-9, o.flop.load() * 1e-9);
   }
   std::string a;
   for (int i = 0; api_names && i < kMaxApis && api_names[i]; ++i)
@@ -585,6 +649,7 @@ OzApi load(const void* self) {
   sym(lib, "ozgemmSetScheme", &api.set_scheme, &missing);
   sym(lib, "ozgemmSetAccuracy", &api.set_accuracy, &missing);
   sym(lib, "ozgemmDgemm", &api.dgemm, &missing);
+  api.zgemm = reinterpret_cast<decltype(api.zgemm)>(dlsym(lib, "ozgemmZgemm"));  // optional
   sym(lib, "ozgemmGetStatusString", &api.status_string, &missing);
   sym(lib, "ozgemmGetVariantString", &api.variant_string, &missing);
   // Optional: older libraries lack it; the log then has no variant/slice details.
@@ -654,13 +719,16 @@ ozgemmStatus_t apply(const OzApi& oz, ozgemmHandle_t h, const AccuracySetting& s
   return setting.scheme == OZGEMM_SCHEME_OZAKI2 ? oz.set_moduli(h, setting.count) : oz.set_slices(h, setting.count);
 }
 
-std::string describe_run(const OzApi& oz, Ran ran, const ozgemmCallInfo_t& info) {
+std::string describe_run(const OzApi& oz, Ran ran, const ozgemmCallInfo_t& info, Element e) {
+  const bool complex = e == Element::Complex;
   switch (ran) {
     case Ran::Ozaki1:
       return std::string(oz.variant_string(info.variant)) + ", Ozaki-I " + std::to_string(info.slices) + " slices";
     case Ran::Ozaki2:
-      return std::string(oz.variant_string(info.variant)) + ", Ozaki-II " + std::to_string(info.moduli) + " moduli";
-    case Ran::Native: return info.fell_back ? "native DGEMM (FP64 fallback)" : "native DGEMM";
+      return std::string(oz.variant_string(info.variant)) + (complex ? ", complex Ozaki-II " : ", Ozaki-II ") +
+             std::to_string(info.moduli) + " moduli";
+    case Ran::Native:
+      return std::string(complex ? "native ZGEMM" : "native DGEMM") + (info.fell_back ? " (FP64 fallback)" : "");
     case Ran::Unreported: break;
   }
   return "no call info";

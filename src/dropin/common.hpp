@@ -104,10 +104,25 @@ void say(const char* prefix, const char* fmt, ...) __attribute__((format(printf,
 // As say(), but only the first time `key` is seen in this process.
 void say_once(const char* prefix, const char* key, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
+// ---- element types ----------------------------------------------------------------------------------
+// The FP64 element types the drop-ins run: double (DGEMM, CUDA_R_64F) and cuDoubleComplex (ZGEMM,
+// CUDA_C_64F, two doubles: real then imaginary part). Counters are kept per element type as well.
+enum class Element { Real, Complex };
+constexpr int kElements = 2;
+const char* element_name(Element e);  // "real", "complex"
+// Bytes of one element.
+inline size_t element_bytes(Element e) { return e == Element::Complex ? 2 * sizeof(double) : sizeof(double); }
+// Real floating-point operations of one m x n x k GEMM: 2mnk (real), 8mnk (complex: four real
+// products and their sums per multiply-add).
+inline double gemm_flop(Element e, int64_t m, int64_t n, int64_t k) {
+  return (e == Element::Complex ? 8.0 : 2.0) * double(m) * double(n) * double(k);
+}
+
 // ---- what ozgemm ran ------------------------------------------------------------------------------------
-// One ozgemmDgemm, read from its ozgemmCallInfo_t: an emulation (Ozaki-I with `slices`, Ozaki-II
-// with `moduli`: slices is 0 there), native DGEMM by ozgemm's choice (variant NATIVE, with
-// `reason`), or unreported (no call info: an older libozgemm, or one that left it empty).
+// One ozgemmDgemm / ozgemmZgemm, read from its ozgemmCallInfo_t: an emulation (Ozaki-I with `slices`,
+// Ozaki-II with `moduli`: slices is 0 there; complex data always runs Ozaki-II), native DGEMM/ZGEMM
+// by ozgemm's choice (variant NATIVE, with `reason`), or unreported (no call info: an older
+// libozgemm, or one that left it empty).
 enum class Ran { Unreported, Ozaki1, Ozaki2, Native };
 Ran ran_of(const ozgemmCallInfo_t* info);  // nullptr: no call info
 
@@ -126,6 +141,31 @@ constexpr int kMaxReasons = 32;
 constexpr int kMaxApis = 32;
 // Distinct native reasons kept (ozgemm's reason lines; later distinct ones count as "other").
 constexpr int kMaxNativeReasons = 16;
+
+// What ozgemm ran, over all intercepted calls or over those of one element type.
+struct Outcomes {
+  std::atomic<uint64_t> intercepted{0};    // calls ozgemm ran (whatever it chose to run)
+  std::atomic<uint64_t> gemms{0};          // matrices ozgemm ran (a batched call counts its batch)
+  std::atomic<uint64_t> ozaki1{0};         // ... of which ozgemm emulated with Ozaki-I
+  std::atomic<uint64_t> ozaki2{0};         // ... with Ozaki-II
+  std::atomic<uint64_t> ozgemm_native{0};  // ... of which ozgemm ran native DGEMM/ZGEMM (its own choice)
+  std::atomic<uint64_t> flop{0};           // real flops (gemm_flop) of fully intercepted calls
+  std::atomic<uint64_t> time_ns{0};        // host time spent in intercepted calls
+  std::atomic<uint64_t> slices[OZGEMM_MAX_SLICES + 1]{};  // Ozaki-I matrices per slice count
+  std::atomic<uint64_t> moduli[OZGEMM_MAX_MODULI + 1]{};  // Ozaki-II matrices per moduli count
+  uint64_t emulated() const { return ozaki1.load() + ozaki2.load(); }
+  uint64_t unreported() const { return gemms.load() - emulated() - ozgemm_native.load(); }
+  void add(Ran ran, const ozgemmCallInfo_t* info);  // one matrix
+  void reset();
+  // The counter `name` (intercepted, gemms, emulated, emulated:ozaki1, emulated:ozaki2, ozgemm_native,
+  // unreported, flop, time_ns, slices:<s>, moduli:<n>) into *out; false for other names.
+  bool get(const char* name, uint64_t* out) const;
+  // Its counters as JSON members (no braces): "intercepted": 3, ..., "emulated_by_moduli": {...}
+  std::string json_members() const;
+  // "12 matrices: 10 emulated (Ozaki-II 16 moduli: 10), 2 native by ozgemm's choice, 0 unreported"
+  std::string text() const;
+};
+
 struct Stats {
   // reason_names: kMaxReasons at most, nullptr-terminated (Stats::reasons indices); api_names:
   // kMaxApis at most, nullptr-terminated (per_api indices); either may be nullptr.
@@ -136,32 +176,29 @@ struct Stats {
   const int reason_count;
   const char* const* const api_names;
   std::atomic<uint64_t> calls{0};        // calls seen (not counting internal ones)
-  std::atomic<uint64_t> intercepted{0};  // calls ozgemm ran (whatever it chose to run)
   std::atomic<uint64_t> declined{0};     // calls forwarded to the real function
   std::atomic<uint64_t> failed{0};       // calls where ozgemm failed and the real function ran instead
   std::atomic<uint64_t> internal{0};     // calls forwarded because this thread was inside the drop-in
-  std::atomic<uint64_t> gemms{0};        // matrices ozgemm ran (a batched call counts its batch)
-  std::atomic<uint64_t> ozaki1{0};       // ... of which ozgemm emulated with Ozaki-I
-  std::atomic<uint64_t> ozaki2{0};       // ... with Ozaki-II
-  std::atomic<uint64_t> ozgemm_native{0};  // ... of which ozgemm ran native DGEMM (its own choice)
-  std::atomic<uint64_t> flop{0};         // 2mnk summed over the matrices of fully intercepted calls
-  std::atomic<uint64_t> time_ns{0};      // host time spent in intercepted calls
   std::atomic<uint64_t> reasons[kMaxReasons]{};
-  std::atomic<uint64_t> slices[OZGEMM_MAX_SLICES + 1]{};  // Ozaki-I matrices per slice count
-  std::atomic<uint64_t> moduli[OZGEMM_MAX_MODULI + 1]{};  // Ozaki-II matrices per moduli count
-  std::atomic<uint64_t> per_api[kMaxApis]{};              // calls per entry point (names in api_names)
+  std::atomic<uint64_t> per_api[kMaxApis]{};  // calls per entry point (names in api_names)
+  Outcomes all;                               // every intercepted call
+  Outcomes by_element[kElements];             // ... by element type (Element)
 
   void decline(int reason) {
     declined.fetch_add(1, std::memory_order_relaxed);
     reasons[reason].fetch_add(1, std::memory_order_relaxed);
   }
-  // One matrix ozgemm ran (info nullptr: no call info): gemms, and what ran with its count or reason.
-  Ran record(const ozgemmCallInfo_t* info);
+  // One matrix of type e that ozgemm ran (info nullptr: no call info): counted in `all` and
+  // by_element[e] as what ran, with its count or (native) reason.
+  Ran record(Element e, const ozgemmCallInfo_t* info);
+  // One intercepted call of type e, done: its flops (gemm_flop over its matrices) and host time.
+  void intercepted(Element e, double flop, uint64_t ns);
   void reset();
-  // Counter by name: calls, intercepted, declined, failed, internal, gemms, emulated,
-  // emulated:ozaki1, emulated:ozaki2, ozgemm_native, unreported, flop, time_ns, declined:<reason>,
-  // slices:<n> (Ozaki-I), moduli:<n> (Ozaki-II), native:<ozgemm's reason line>, api:<name>.
-  // Unknown names give 0.
+  // Counter by name: calls, declined, failed, internal, declined:<reason>, api:<name>,
+  // native:<ozgemm's reason line>, the Outcomes names over all calls (intercepted, gemms, emulated,
+  // emulated:ozaki1, emulated:ozaki2, ozgemm_native, unreported, flop, time_ns, slices:<s>,
+  // moduli:<n>), and each of those for one element type as real:<name> / complex:<name>. Unknown
+  // names give 0.
   uint64_t get(const char* name) const;
   std::string json() const;
   void print_summary() const;  // several lines to stderr
@@ -175,8 +212,6 @@ struct Stats {
   void report_at_exit(const Settings& settings) const;
 
  private:
-  uint64_t emulated() const { return ozaki1.load() + ozaki2.load(); }
-  uint64_t unreported() const { return gemms.load() - emulated() - ozgemm_native.load(); }
   // Native matrices by ozgemm's reason line: the first kMaxNativeReasons distinct lines, in the
   // order first seen; the rest in native_other.
   mutable std::mutex native_mu;
@@ -200,6 +235,10 @@ struct OzApi {
   ozgemmStatus_t (*get_last_call_info)(ozgemmHandle_t, ozgemmCallInfo_t*) = nullptr;  // optional
   ozgemmStatus_t (*dgemm)(ozgemmHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const double*,
                           const double*, int, const double*, int, const double*, double*, int) = nullptr;
+  // Optional: a libozgemm without complex GEMM lacks it (complex calls are then not taken).
+  ozgemmStatus_t (*zgemm)(ozgemmHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                          const cuDoubleComplex*, const cuDoubleComplex*, int, const cuDoubleComplex*, int,
+                          const cuDoubleComplex*, cuDoubleComplex*, int) = nullptr;
   const char* (*status_string)(ozgemmStatus_t) = nullptr;
   const char* (*variant_string)(ozgemmVariant_t) = nullptr;
   // CUDA runtime (the copy libozgemm links)
@@ -231,9 +270,10 @@ const ozgemmCallInfo_t* last_call_info(const OzApi& oz, ozgemmHandle_t h, ozgemm
 // Gives handle h the setting, through the C API (scheme, then the count or the accuracy mode).
 ozgemmStatus_t apply(const OzApi& oz, ozgemmHandle_t h, const AccuracySetting& setting);
 
-// What one ozgemmDgemm ran, for a log line: "fully-fused, Ozaki-I 7 slices", "partially-fused,
-// Ozaki-II 14 moduli", "native DGEMM", "native DGEMM (FP64 fallback)", "no call info".
-std::string describe_run(const OzApi& oz, Ran ran, const ozgemmCallInfo_t& info);
+// What one ozgemmDgemm / ozgemmZgemm (element type e) ran, for a log line: "fully-fused, Ozaki-I 7
+// slices", "partially-fused, Ozaki-II 14 moduli", "unfused, complex Ozaki-II 16 moduli", "native
+// DGEMM", "native ZGEMM (FP64 fallback)", "no call info".
+std::string describe_run(const OzApi& oz, Ran ran, const ozgemmCallInfo_t& info, Element e);
 
 // Directory of the object that contains `addr` ("" when unknown).
 std::string object_dir(const void* addr);

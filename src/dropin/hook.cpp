@@ -1,6 +1,7 @@
 // src/dropin/hook.cpp — libozgemm_hook.so: an LD_PRELOAD interposer that runs the FP64 GEMMs of
-// cuBLAS (cublasDgemm_v2, cublasGemmEx for FP64, the batched and _64 forms) through ozgemm and
-// forwards everything else, and every call it declines, to the real cuBLAS. docs/dropin.md has the
+// cuBLAS, real and complex (cublasDgemm_v2, cublasZgemm_v2, cublasZgemm3m, cublasGemmEx for FP64 and
+// complex FP64, the batched and _64 forms) through ozgemm (ozgemmDgemm, ozgemmZgemm) and forwards
+// everything else, and every call it declines, to the real cuBLAS. docs/dropin.md has the
 // rules; hook_legacy.cpp has the legacy (cublas.h) entry points.
 //
 // Design points:
@@ -55,6 +56,14 @@ const char* const kApiNames[] = {"cublasDgemm_v2",
                                  "cublasGemmStridedBatchedEx_64",
                                  "cublasGemmBatchedEx",
                                  "cublasGemmBatchedEx_64",
+                                 "cublasZgemm_v2",
+                                 "cublasZgemm_v2_64",
+                                 "cublasZgemm3m",
+                                 "cublasZgemm3m_64",
+                                 "cublasZgemmStridedBatched",
+                                 "cublasZgemmStridedBatched_64",
+                                 "cublasZgemmBatched",
+                                 "cublasZgemmBatched_64",
                                  "cublasDgemm",
                                  nullptr};
 static_assert(sizeof(kApiNames) / sizeof(kApiNames[0]) == int(Api::Count) + 1 && int(Api::Count) <= kMaxApis,
@@ -68,7 +77,7 @@ constexpr const char* kPrefix = "ozgemm-hook";
 enum Reason {
   kDisabled,
   kInvalidSetting,   // OZGEMM_HOOK_ACCURACY / OZGEMM_HOOK_SCHEME could not be read: everything forwarded
-  kNotFp64,          // other element types (an Ex call) or another compute type
+  kNotFp64,          // other element types (an Ex call: not all FP64 real or all FP64 complex) or compute type
   kPedanticMath,     // CUBLAS_PEDANTIC_MATH or CUBLAS_COMPUTE_64F_PEDANTIC
   kCublasEmulation,  // CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH or CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
   kInvalidArgs,      // cuBLAS reports the error itself
@@ -298,16 +307,42 @@ bool decline(Call& c, Reason r) {
   return false;
 }
 
+// Bytes of one element of type t: only the types the hook runs (a call of another type is never
+// partly run, so its offsets are 0).
+size_t type_bytes(cudaDataType t) {
+  return t == CUDA_R_64F ? element_bytes(Element::Real) : t == CUDA_C_64F ? element_bytes(Element::Complex) : 0;
+}
+
+// p advanced by `elements` elements of type t.
+template <typename P>
+P* advance(P* p, long long elements, cudaDataType t) {
+  using Byte = typename std::conditional<std::is_const<P>::value, const char, char>::type;
+  return elements ? reinterpret_cast<P*>(reinterpret_cast<Byte*>(p) + elements * (long long)type_bytes(t)) : p;
+}
+
+// The compute type an Ex call asks for. Callers built against CUDA 10 headers, or bindings that pass
+// a cudaDataType where cuBLAS 11+ takes a cublasComputeType_t (CuPy's batched matmul passes its
+// element type), give CUDA_R_64F (1) or CUDA_C_64F (5): cuBLAS's header maps those
+// (cublasMigrateComputeType) to CUBLAS_COMPUTE_64F, or to _PEDANTIC under CUBLAS_PEDANTIC_MATH, which
+// the math-mode check declines anyway.
+cublasComputeType_t compute_of(cublasComputeType_t t) {
+  return (int(t) == CUDA_R_64F || int(t) == CUDA_C_64F) ? CUBLAS_COMPUTE_64F : t;
+}
+
 bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_t* status) {
   Stats& S = stats();
   const Config& cfg = config();
   const Settings& set = cfg.settings;
   if (!set.enabled.load(std::memory_order_relaxed)) return decline(c, kDisabled);
   if (!set.accuracy_valid) return decline(c, kInvalidSetting);
-  if (c.a_type != CUDA_R_64F || c.b_type != CUDA_R_64F || c.c_type != CUDA_R_64F) return decline(c, kNotFp64);
-  if (c.compute == CUBLAS_COMPUTE_64F_PEDANTIC) return decline(c, kPedanticMath);
-  if (int(c.compute) == 79) return decline(c, kCublasEmulation);  // CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
-  if (c.compute != CUBLAS_COMPUTE_64F) return decline(c, kNotFp64);
+  // A, B and C all FP64 real (ozgemmDgemm) or all FP64 complex (ozgemmZgemm).
+  if (c.a_type != c.c_type || c.b_type != c.c_type || (c.c_type != CUDA_R_64F && c.c_type != CUDA_C_64F))
+    return decline(c, kNotFp64);
+  const Element elem = c.c_type == CUDA_C_64F ? Element::Complex : Element::Real;
+  const cublasComputeType_t compute = compute_of(c.compute);
+  if (compute == CUBLAS_COMPUTE_64F_PEDANTIC) return decline(c, kPedanticMath);
+  if (int(compute) == 79) return decline(c, kCublasEmulation);  // CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
+  if (compute != CUBLAS_COMPUTE_64F) return decline(c, kNotFp64);
   // Arguments: anything cuBLAS would reject, or a quick return, is cuBLAS's to do.
   if (gemm_argument_error(op_of_cublas(c.transa), op_of_cublas(c.transb), c.m, c.n, c.k, c.lda, c.ldb, c.ldc) ||
       c.batch < 0)
@@ -346,6 +381,10 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
   const OzApi& oz = oz_api(self_address());
   if (!oz.ok) {
     say_once(kPrefix, "load", "%s; every call goes to cuBLAS", oz.error.c_str());
+    return decline(c, kOzgemmUnavailable);
+  }
+  if (elem == Element::Complex && !oz.zgemm) {
+    say_once(kPrefix, "no-zgemm", "%s lacks ozgemmZgemm; complex GEMMs go to cuBLAS", oz.path.c_str());
     return decline(c, kOzgemmUnavailable);
   }
   {
@@ -394,21 +433,23 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
     }
   }
 
-  // alpha and beta: host values, or read from the device (stream-ordered, synchronous).
-  double alpha = 0, beta = 0;
+  // alpha and beta (one element each; real data fills only the real part): host values, or read
+  // from the device (stream-ordered, synchronous).
+  cuDoubleComplex alpha = make_cuDoubleComplex(0, 0), beta = make_cuDoubleComplex(0, 0);
+  const size_t scalar_bytes = element_bytes(elem);
   if (pmode == CUBLAS_POINTER_MODE_HOST) {
-    alpha = *static_cast<const double*>(c.alpha);
-    beta = *static_cast<const double*>(c.beta);
+    std::memcpy(&alpha, c.alpha, scalar_bytes);
+    std::memcpy(&beta, c.beta, scalar_bytes);
   } else {
     DepthGuard guard;
-    if (oz.memcpy_async(&alpha, c.alpha, sizeof alpha, cudaMemcpyDefault, stream) != cudaSuccess ||
-        oz.memcpy_async(&beta, c.beta, sizeof beta, cudaMemcpyDefault, stream) != cudaSuccess ||
+    if (oz.memcpy_async(&alpha, c.alpha, scalar_bytes, cudaMemcpyDefault, stream) != cudaSuccess ||
+        oz.memcpy_async(&beta, c.beta, scalar_bytes, cudaMemcpyDefault, stream) != cudaSuccess ||
         oz.stream_synchronize(stream) != cudaSuccess) {
       oz.get_last_error();
       return decline(c, kScalarRead);
     }
   }
-  if (alpha == 0.0) return decline(c, kAlphaZero);
+  if (alpha.x == 0.0 && alpha.y == 0.0) return decline(c, kAlphaZero);
 
   // The matrices: batched calls with pointer arrays have them on the device (read once); the others
   // lie i strides (in elements) after the first.
@@ -427,9 +468,9 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
     }
   } else {
     for (size_t i = 0; i < batch; ++i) {
-      pa[i] = static_cast<const double*>(c.A) + int64_t(i) * c.stride_a;
-      pb[i] = static_cast<const double*>(c.B) + int64_t(i) * c.stride_b;
-      pc[i] = static_cast<double*>(c.C) + int64_t(i) * c.stride_c;
+      pa[i] = advance(c.A, (long long)i * c.stride_a, c.a_type);
+      pb[i] = advance(c.B, (long long)i * c.stride_b, c.b_type);
+      pc[i] = advance(c.C, (long long)i * c.stride_c, c.c_type);
     }
   }
 
@@ -446,11 +487,16 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
       oz.get_last_error();
       return decline(c, kFailed);
     }
+    const auto ta = cublasOperation_t(c.transa), tb = cublasOperation_t(c.transb);
+    const int m = int(c.m), n = int(c.n), k = int(c.k), lda = int(c.lda), ldb = int(c.ldb), ldc = int(c.ldc);
     for (int64_t i = 0; i < c.batch; ++i) {
-      s = oz.dgemm(st->oz, cublasOperation_t(c.transa), cublasOperation_t(c.transb), int(c.m), int(c.n), int(c.k),
-                   &alpha, static_cast<const double*>(pa[size_t(i)]), int(c.lda),
-                   static_cast<const double*>(pb[size_t(i)]), int(c.ldb), &beta, static_cast<double*>(pc[size_t(i)]),
-                   int(c.ldc));
+      const size_t j = size_t(i);
+      if (elem == Element::Complex)
+        s = oz.zgemm(st->oz, ta, tb, m, n, k, &alpha, static_cast<const cuDoubleComplex*>(pa[j]), lda,
+                     static_cast<const cuDoubleComplex*>(pb[j]), ldb, &beta, static_cast<cuDoubleComplex*>(pc[j]), ldc);
+      else
+        s = oz.dgemm(st->oz, ta, tb, m, n, k, &alpha.x, static_cast<const double*>(pa[j]), lda,
+                     static_cast<const double*>(pb[j]), ldb, &beta.x, static_cast<double*>(pc[j]), ldc);
       if (s != OZGEMM_STATUS_SUCCESS) {
         oz.get_last_error();
         S.failed.fetch_add(1, std::memory_order_relaxed);
@@ -467,17 +513,14 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
         }
         return false;
       }
-      last_ran = S.record(last_call_info(oz, st->oz, &last));
+      last_ran = S.record(elem, last_call_info(oz, st->oz, &last));
       tally.add(last_ran, last);
     }
   }
   const uint64_t dt = now_ns() - t0;
-  S.intercepted.fetch_add(1, std::memory_order_relaxed);
-  S.flop.fetch_add(uint64_t(2.0 * double(c.m) * double(c.n) * double(c.k) * double(c.batch)),
-                   std::memory_order_relaxed);
-  S.time_ns.fetch_add(dt, std::memory_order_relaxed);
+  S.intercepted(elem, gemm_flop(elem, c.m, c.n, c.k) * double(c.batch), dt);
   if (logging) {
-    const std::string ran = c.batch == 1 ? describe_run(oz, last_ran, last) : tally.text();
+    const std::string ran = c.batch == 1 ? describe_run(oz, last_ran, last, elem) : tally.text();
     char o[480];
     std::snprintf(o, sizeof o, "ozgemm: %s [%s%s] %.3f ms", ran.c_str(), c.batch == 1 ? "" : "last: ",
                   last_ran == Ran::Unreported ? set.accuracy.text().c_str() : last.reason, dt * 1e-6);
@@ -540,35 +583,27 @@ void forget(cublasHandle_t handle) noexcept {
 // Exported entry points. Each cuBLAS GEMM operation is one table: the roles of its parameters
 // (Operation<...>), from which one template describes the call (set) and forwards the matrices
 // ozgemm left (rest). Its entry points, the int and the _64 forms, are instantiations of that template
-// with their parameter types, one row each (OZ_HOOK_ENTRY); complex ones (cublasZgemm_v2, _64,
-// Zgemm3m, batched) would be rows with T = cuDoubleComplex once Element<cuDoubleComplex> exists and
-// run() takes CUDA_C_64F. intercept() resolves the real function for the caller, offers the call to
-// run() and forwards what run() leaves.
+// with their parameter types, one row each (OZ_HOOK_ENTRY); the complex entry points (cublasZgemm_v2,
+// cublasZgemm3m, the Z batched ones) are rows of the same operations with T = cuDoubleComplex.
+// intercept() resolves the real function for the caller, offers the call to run() and forwards what
+// run() leaves.
 // ======================================================================================================
 namespace ozgemm {
 namespace dropin {
 namespace hook {
 namespace {
 
-// The cudaDataType of the hook's typed entry points' element types (complex: cuDoubleComplex,
-// CUDA_C_64F, with element_bytes 16).
+// The cudaDataType of the hook's typed entry points' element types.
 template <typename T>
-struct Element;
+struct TypeOf;
 template <>
-struct Element<double> {
+struct TypeOf<double> {
   static constexpr cudaDataType type = CUDA_R_64F;
 };
-
-// Bytes of one element of type t: only the types the hook runs (a call of another type is never
-// partly run, so its offsets are 0).
-size_t element_bytes(cudaDataType t) { return t == CUDA_R_64F ? sizeof(double) : 0; }
-
-// p advanced by `elements` elements of type t.
-template <typename P>
-P* advance(P* p, long long elements, cudaDataType t) {
-  using Byte = typename std::conditional<std::is_const<P>::value, const char, char>::type;
-  return elements ? reinterpret_cast<P*>(reinterpret_cast<Byte*>(p) + elements * (long long)element_bytes(t)) : p;
-}
+template <>
+struct TypeOf<cuDoubleComplex> {
+  static constexpr cudaDataType type = CUDA_C_64F;
+};
 
 // What each parameter of a GEMM entry point (after the handle) stands for. The plain roles set the
 // Call member of the same position in kPlainFields; A, B, C are the operands.
@@ -602,7 +637,7 @@ void set(Call& c, V v) {
   } else if constexpr (R != Role::Algo) {
     using Matrix = typename std::conditional<is_array<V>, typename std::remove_pointer<V>::type, V>::type;
     using T = typename std::remove_cv<typename std::remove_pointer<Matrix>::type>::type;
-    if constexpr (!std::is_void<T>::value) c.*std::get<operand>(kTypes) = Element<T>::type;  // typed call
+    if constexpr (!std::is_void<T>::value) c.*std::get<operand>(kTypes) = TypeOf<T>::type;  // typed call
     if constexpr (is_array<V>) {
       using Array = typename std::remove_reference<decltype(c.*std::get<operand>(kArrays))>::type;
       c.arrays = true;
@@ -743,6 +778,10 @@ OZ_HOOK_ENTRIES(cublasDgemmStridedBatched, DgemmStridedBatched, GemmStrided, dou
 OZ_HOOK_ENTRIES(cublasDgemmBatched, DgemmBatched, GemmBatched, double)
 OZ_HOOK_ENTRIES(cublasGemmStridedBatchedEx, GemmStridedBatchedEx, GemmStridedEx, void)
 OZ_HOOK_ENTRIES(cublasGemmBatchedEx, GemmBatchedEx, GemmBatchedEx, void)
+OZ_HOOK_ENTRIES(cublasZgemm_v2, Zgemm, Gemm, cuDoubleComplex)
+OZ_HOOK_ENTRIES(cublasZgemm3m, Zgemm3m, Gemm, cuDoubleComplex)  // the same product (ozgemm has no 3M variant)
+OZ_HOOK_ENTRIES(cublasZgemmStridedBatched, ZgemmStridedBatched, GemmStrided, cuDoubleComplex)
+OZ_HOOK_ENTRIES(cublasZgemmBatched, ZgemmBatched, GemmBatched, cuDoubleComplex)
 
 cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
   bool from_ozgemm = false;

@@ -14,10 +14,13 @@ namespace hook {
 
 // ---- the hooked entry points ---------------------------------------------------------------------------
 // One per exported GEMM symbol; kApiNames (hook.cpp) has their names in this order. The int and _64
-// forms of an operation are two instantiations of one template (hook.cpp, "Exported entry points").
+// forms of an operation, real or complex, are instantiations of one template (hook.cpp, "Exported
+// entry points").
 enum class Api {
   Dgemm, Dgemm64, GemmEx, GemmEx64, DgemmStridedBatched, DgemmStridedBatched64, DgemmBatched, DgemmBatched64,
-  GemmStridedBatchedEx, GemmStridedBatchedEx64, GemmBatchedEx, GemmBatchedEx64, LegacyDgemm, Count
+  GemmStridedBatchedEx, GemmStridedBatchedEx64, GemmBatchedEx, GemmBatchedEx64,
+  Zgemm, Zgemm64, Zgemm3m, Zgemm3m64, ZgemmStridedBatched, ZgemmStridedBatched64, ZgemmBatched, ZgemmBatched64,
+  LegacyDgemm, Count
 };
 extern const char* const kApiNames[];
 
@@ -66,8 +69,9 @@ struct Call {
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
   const void* alpha = nullptr;  // host or device pointer (pointer mode); legacy: host copies
   const void* beta = nullptr;
-  // The element types (the hook runs CUDA_R_64F only) and, for Ex calls, the compute type (the hook
-  // runs CUBLAS_COMPUTE_64F only): calls of other types are forwarded.
+  // The element types (the hook runs A, B and C all CUDA_R_64F or all CUDA_C_64F) and, for Ex calls,
+  // the compute type (the hook runs CUBLAS_COMPUTE_64F and the legacy values CUDA_R_64F, CUDA_C_64F
+  // that cuBLAS's header maps to it): calls of other types are forwarded.
   cudaDataType a_type = CUDA_R_64F, b_type = CUDA_R_64F, c_type = CUDA_R_64F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_64F;
   // single and strided calls (strides in elements)

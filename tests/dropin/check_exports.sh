@@ -23,10 +23,12 @@ check() {
 }
 check "$hook" cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmEx cublasGemmEx_64 cublasDgemmStridedBatched \
   cublasDgemmStridedBatched_64 cublasDgemmBatched cublasDgemmBatched_64 cublasGemmStridedBatchedEx \
-  cublasGemmStridedBatchedEx_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasDestroy_v2 cublasDgemm \
+  cublasGemmStridedBatchedEx_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasZgemm_v2 cublasZgemm_v2_64 \
+  cublasZgemm3m cublasZgemm3m_64 cublasZgemmStridedBatched cublasZgemmStridedBatched_64 cublasZgemmBatched \
+  cublasZgemmBatched_64 cublasDestroy_v2 cublasDgemm \
   cublasInit cublasShutdown cublasSetKernelStream ozgemmHookCounter ozgemmHookStatsJson ozgemmHookResetStats \
   ozgemmHookSetEnabled
-check "$blas" dgemm_ cblas_dgemm ozgemmBlasCounter ozgemmBlasStatsJson ozgemmBlasResetStats ozgemmBlasSetEnabled
+check "$blas" dgemm_ cblas_dgemm zgemm_ cblas_zgemm ozgemmBlasCounter ozgemmBlasStatsJson ozgemmBlasResetStats ozgemmBlasSetEnabled
 # Every symbol the hook exports must exist in the real cuBLAS under the same name (a typo would
 # silently intercept nothing).
 cublas=$(ls /usr/local/cuda/lib64/libcublas.so.* 2>/dev/null | head -n1 || true)

@@ -174,11 +174,12 @@ int main() {
           "ran_of");
     const char* const reasons[] = {"x", nullptr};
     Stats S("test", reasons);
-    for (int i = 0; i < 3; ++i) S.record(&oz2);
-    S.record(&oz1);
-    S.record(&nat);
-    S.record(&nat);
-    S.record(nullptr);
+    for (int i = 0; i < 3; ++i) S.record(Element::Real, &oz2);
+    S.record(Element::Real, &oz1);
+    S.record(Element::Complex, &nat);
+    S.record(Element::Real, &nat);
+    S.record(Element::Real, nullptr);
+    S.intercepted(Element::Complex, gemm_flop(Element::Complex, 2, 3, 4), 5);
     CHECK(S.get("gemms") == 7 && S.get("emulated") == 4 && S.get("emulated:ozaki2") == 3 &&
               S.get("emulated:ozaki1") == 1 && S.get("moduli:14") == 3 && S.get("slices:7") == 1 &&
               S.get("slices:0") == 0 && S.get("ozgemm_native") == 2 && S.get("unreported") == 1,
@@ -189,11 +190,23 @@ int main() {
           (unsigned long long)S.get("moduli:14"), (unsigned long long)S.get("ozgemm_native"),
           (unsigned long long)S.get("unreported"));
     CHECK(S.get("native:FP64 mode ran native DGEMM: \"quoted\"\\x") == 2, "native by reason");
+    // by element type: the complex native matrix and call (8mnk flops) in complex:*, the rest in real:*
+    CHECK(S.get("complex:gemms") == 1 && S.get("complex:ozgemm_native") == 1 && S.get("complex:emulated") == 0 &&
+              S.get("complex:intercepted") == 1 && S.get("complex:flop") == 192 && S.get("real:gemms") == 6 &&
+              S.get("real:moduli:14") == 3 && S.get("real:ozgemm_native") == 1 && S.get("real:unreported") == 1 &&
+              S.get("real:intercepted") == 0 && S.get("intercepted") == 1 && S.get("flop") == 192 &&
+              S.get("complex:nonsense") == 0 && S.get("imaginary:gemms") == 0,
+          "counters by element type: complex gemms %llu native %llu flop %llu, real gemms %llu",
+          (unsigned long long)S.get("complex:gemms"), (unsigned long long)S.get("complex:ozgemm_native"),
+          (unsigned long long)S.get("complex:flop"), (unsigned long long)S.get("real:gemms"));
     const std::string j = S.json();
     for (const char* want : {"\"emulated\": 4", "\"emulated_ozaki1\": 1", "\"emulated_ozaki2\": 3",
                              "\"ozgemm_native\": 2", "\"unreported\": 1", "\"emulated_by_slices\": {\"7\": 1}",
                              "\"emulated_by_moduli\": {\"14\": 3}",
-                             "\"native_by_reason\": {\"FP64 mode ran native DGEMM: \\\"quoted\\\"\\\\x\": 2}"})
+                             "\"native_by_reason\": {\"FP64 mode ran native DGEMM: \\\"quoted\\\"\\\\x\": 2}",
+                             "\"by_element\": {\"real\": {\"intercepted\": 0, \"gemms\": 6, \"emulated\": 4",
+                             "\"complex\": {\"intercepted\": 1, \"gemms\": 1, \"emulated\": 0, \"emulated_ozaki1\": 0, "
+                             "\"emulated_ozaki2\": 0, \"ozgemm_native\": 1, \"unreported\": 0, \"flop\": 192"})
       CHECK(j.find(want) != std::string::npos, "the JSON lacks %s: %s", want, j.c_str());
     char small[8];
     CHECK(S.copy_json(small, sizeof small) == j.size() && std::strlen(small) == 7, "copy_json truncation");
@@ -207,7 +220,7 @@ int main() {
     Stats many;
     for (int i = 0; i < kMaxNativeReasons + 3; ++i) {
       const auto n = info_of(OZGEMM_VARIANT_NATIVE, OZ1, 0, 0, ("reason " + std::to_string(i)).c_str());
-      many.record(&n);
+      many.record(Element::Real, &n);
     }
     CHECK(many.get("ozgemm_native") == uint64_t(kMaxNativeReasons + 3) && many.get("native:reason 0") == 1 &&
               many.json().find("\"(other reasons)\": 3") != std::string::npos,

@@ -62,6 +62,31 @@ extern "C" __attribute__((visibility("default"))) int dropin_cublas_calls(void) 
   show("cublasGemmBatchedEx_64", cublasGemmBatchedEx_64(h, N, N, n, n, n, &one, va, CUDA_R_64F, n, vb, CUDA_R_64F, n,
                                                         &zero, vc, CUDA_R_64F, n, 2, CUBLAS_COMPUTE_64F,
                                                         CUBLAS_GEMM_DEFAULT));
+  // complex: the Z entry points and GemmEx with CUDA_C_64F (legacy compute type CUDA_C_64F included)
+  std::vector<cuDoubleComplex> za(2 * n * n, make_cuDoubleComplex(1, 0)), zb = za, zc = za;
+  const cuDoubleComplex zone = make_cuDoubleComplex(1, 0), zzero = make_cuDoubleComplex(0, 0);
+  const cuDoubleComplex* zpa[2] = {za.data(), za.data() + n * n};
+  const cuDoubleComplex* zpb[2] = {zb.data(), zb.data() + n * n};
+  cuDoubleComplex* zpc[2] = {zc.data(), zc.data() + n * n};
+  const cublasOperation_t C = CUBLAS_OP_C;
+  show("cublasZgemm_v2", cublasZgemm_v2(h, N, C, n, n, n, &zone, za.data(), n, zb.data(), n, &zzero, zc.data(), n));
+  show("cublasZgemm_v2_64",
+       cublasZgemm_v2_64(h, C, N, n, n, n, &zone, za.data(), n, zb.data(), n, &zzero, zc.data(), n));
+  show("cublasZgemm3m", cublasZgemm3m(h, C, C, n, n, n, &zone, za.data(), n, zb.data(), n, &zzero, zc.data(), n));
+  show("cublasZgemm3m_64",
+       cublasZgemm3m_64(h, T, N, n, n, n, &zone, za.data(), n, zb.data(), n, &zzero, zc.data(), n));
+  show("cublasZgemmStridedBatched", cublasZgemmStridedBatched(h, N, N, n, n, n, &zone, za.data(), n, s, zb.data(), n,
+                                                              s, &zzero, zc.data(), n, s, 2));
+  show("cublasZgemmStridedBatched_64", cublasZgemmStridedBatched_64(h, N, N, n, n, n, &zone, za.data(), n, s,
+                                                                    zb.data(), n, s, &zzero, zc.data(), n, s, 2));
+  show("cublasZgemmBatched", cublasZgemmBatched(h, N, N, n, n, n, &zone, zpa, n, zpb, n, &zzero, zpc, n, 2));
+  show("cublasZgemmBatched_64", cublasZgemmBatched_64(h, N, N, n, n, n, &zone, zpa, n, zpb, n, &zzero, zpc, n, 2));
+  show("cublasGemmEx(C_64F)", cublasGemmEx(h, N, N, n, n, n, &zone, za.data(), CUDA_C_64F, n, zb.data(), CUDA_C_64F,
+                                            n, &zzero, zc.data(), CUDA_C_64F, n, CUBLAS_COMPUTE_64F,
+                                            CUBLAS_GEMM_DEFAULT));
+  show("cublasGemmEx(C_64F, legacy compute)",
+       cublasGemmEx(h, N, N, n, n, n, &zone, za.data(), CUDA_C_64F, n, zb.data(), CUDA_C_64F, n, &zzero, zc.data(),
+                    CUDA_C_64F, n, cublasComputeType_t(CUDA_C_64F), CUBLAS_GEMM_DEFAULT));
   show("cublasDgemm_v2(lda too small)",
        cublasDgemm_v2(h, N, N, n, n, n, &one, a.data(), 1, b.data(), n, &zero, c.data(), n));
   cublasDgemm('N', 'T', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);

@@ -55,9 +55,11 @@ int main(int argc, char** argv) {
   for (const char* api : {"cublasDgemm_v2", "cublasDgemm_v2_64", "cublasGemmEx_64", "cublasDgemmStridedBatched",
                           "cublasDgemmStridedBatched_64", "cublasDgemmBatched", "cublasDgemmBatched_64",
                           "cublasGemmStridedBatchedEx", "cublasGemmStridedBatchedEx_64", "cublasGemmBatchedEx",
-                          "cublasGemmBatchedEx_64", "cublasDgemm"})
+                          "cublasGemmBatchedEx_64", "cublasDgemm", "cublasZgemm_v2", "cublasZgemm_v2_64",
+                          "cublasZgemm3m", "cublasZgemm3m_64", "cublasZgemmStridedBatched",
+                          "cublasZgemmStridedBatched_64", "cublasZgemmBatched", "cublasZgemmBatched_64"})
     expect_pos((std::string("api:") + api).c_str());
-  expect("api:cublasGemmEx", 3);
+  expect("api:cublasGemmEx", 5);
   if (variant == "off") {
     expect("declined:disabled", calls);
   } else {

@@ -1,5 +1,5 @@
-"""tests/dropin/device_frameworks.py — PyTorch or CuPy float64 GEMMs under the preloaded
-libozgemm_hook.so (run by run_device.sh on a GPU machine).
+"""tests/dropin/device_frameworks.py — PyTorch or CuPy float64 (or, with --complex, complex128) GEMMs
+under the preloaded libozgemm_hook.so (run by run_device.sh on a GPU machine).
 
 Every case runs twice in this one process: with the hook switched off at run time
 (ozgemmHookSetEnabled(0): every call goes to cuBLAS, the "hook off" reference) and on. For each case
@@ -8,6 +8,13 @@ intercepted, declined and why, per cuBLAS entry point, emulated / native by ozge
 max relative error max|C_on - C_off| / max|C_off|. A case passes when the hook intercepted at least
 one call (the graph-capture case: when it declined every call as graph-capture and the replayed
 graph gives the reference result) and the result is finite.
+
+With --complex the cases are complex128 (torch matmul, conjugate-transposed operand, bmm, einsum;
+CuPy matmul, dot, 3-D batched matmul, broadcast matmul) and a case passes when every call was seen,
+at least one complex matrix was intercepted (under a FIXED setting: every matrix counted as that
+scheme) and |C_on - C_off| <= 2 min(4, k) 2^-53 (|A||B|) + tiny entrywise, |.| the complex modulus and
+|A||B| = abs(A) @ abs(B) in float64 with the hook off (the "err" printed is the largest ratio of the
+difference to that bound: at most 1).
 
 The library must be preloaded (LD_PRELOAD=.../libozgemm_hook.so); run_device.sh sets
 OZGEMM_HOOK_MIN_SIZE=0 so that the small batched cases are taken too.
@@ -25,6 +32,7 @@ p.add_argument("--lib", required=True, help="path of the preloaded libozgemm_hoo
 p.add_argument("--json", help="append one JSON line per case here")
 p.add_argument("--only", help="comma-separated case names")
 p.add_argument("--tag", default="", help="label for the JSON lines (e.g. the accuracy setting)")
+p.add_argument("--complex", action="store_true", help="complex128 cases, checked against the contract bound")
 args = p.parse_args()
 
 if args.lib not in os.environ.get("LD_PRELOAD", "") and os.path.basename(args.lib) not in os.environ.get(
@@ -61,6 +69,13 @@ def record(case, expect, st, err, note=""):
         # "native by ozgemm's choice" fails here), within the same error bound
         ok = (st["intercepted"] > 0 and st["emulated_" + expect] == st["gemms"] and err is not None and err == err
               and err < 1e-12)
+    elif expect == "contract":
+        # complex128: every call seen, complex matrices intercepted (a FIXED setting: all of that
+        # scheme), the difference to the hook-off result within the contract bound (err: ratio <= 1)
+        cplx = st["by_element"]["complex"]
+        scheme = fixed_scheme()
+        ok = (cplx["intercepted"] > 0 and (not scheme or cplx["emulated_" + scheme] == cplx["gemms"])
+              and err is not None and err == err and err <= 1.0)
     elif expect == "graph-decline":
         ok = st["intercepted"] == 0 and reasons.get("graph-capture", 0) > 0 and err is not None and err < 1e-12
     else:
@@ -104,6 +119,29 @@ def run_cases(cases, sync, relerr):
         record(name, expect, stats(), relerr(out, ref), note)
 
 
+U = 2.0 ** -53  # unit roundoff of float64
+TINY = 1e-300  # absolute slack of the contract (entries whose bound underflows)
+
+
+def run_complex_cases(cases, sync, absmax_ratio, hook_off_abs_product):
+    """Each (name, fn, a, b, k) complex case: fn(a, b) with the hook off (the reference), then on; the
+    bound 2 min(4, k) u (|a||b|) + tiny with |a||b| from hook_off_abs_product (hook off)."""
+    for name, fn, a, b, k in cases:
+        if not wanted(name):
+            continue
+        hook.ozgemmHookSetEnabled(0)
+        ref = fn(a, b)
+        bound = 2 * min(4, k) * U * hook_off_abs_product(a, b) + TINY
+        sync()
+        hook.ozgemmHookResetStats()
+        hook.ozgemmHookSetEnabled(1)
+        out = fn(a, b)
+        sync()
+        st = stats()
+        record(name, "contract", st, absmax_ratio(out - ref, bound),
+               "complex: %d matrices intercepted" % st["by_element"]["complex"]["gemms"])
+
+
 def fixed_scheme():
     """The scheme a FIXED OZGEMM_HOOK_ACCURACY asks for (a slice count or slices:S: ozaki1, moduli:N:
     ozaki2), None in FP64 mode. Under a FIXED setting every intercepted matrix must count as it."""
@@ -139,6 +177,26 @@ if args.framework == "torch":
         s = ref.abs().max().item()
         return d / s if s else d
 
+    if args.complex:
+        def crnd(*shape):
+            return torch.complex(rnd(*shape), rnd(*shape))
+
+        def ratio(diff, bound):
+            return (diff.abs() / bound).max().item()
+
+        def abs_product(a, b):  # float64 |a||b|, with the hook off (run_complex_cases)
+            return torch.matmul(a.abs(), b.abs())
+
+        ZA, ZB, ZAh = crnd(1024, 768), crnd(768, 512), crnd(768, 1024)
+        ZX, ZY = crnd(8, 256, 192), crnd(8, 192, 128)
+        run_complex_cases([
+            ("complex matmul 1024x768 @ 768x512", lambda a, b: a @ b, ZA, ZB, 768),
+            ("complex matmul conjugate transpose ZAh.mH @ B", lambda a, b: a @ b, ZAh.mH, ZB, 768),
+            ("complex matmul transposed view ZAh.t() @ B", lambda a, b: a @ b, ZAh.t(), ZB, 768),
+            ("complex bmm 8x256x192 @ 8x192x128", torch.bmm, ZX, ZY, 192),
+            ("complex einsum bij,bjk->bik", lambda a, b: torch.einsum("bij,bjk->bik", a, b), ZX, ZY, 192),
+        ], sync, ratio, abs_product)
+
     A, B, C = rnd(1024, 768), rnd(768, 512), rnd(1024, 512)
     At = rnd(768, 1024)  # At.t() is a non-contiguous (transposed) view
     bias = rnd(512)
@@ -163,10 +221,11 @@ if args.framework == "torch":
         hopper = torch.cuda.get_device_capability() == (9, 0)
         cases.append(("matmul 16384^2", "ozaki2" if hopper else "intercept", lambda: L @ L2,
                       "FP64 mode: Ozaki-II on Hopper" if hopper else "FP64 mode: not Hopper, any choice"))
-    run_cases(cases, sync, relerr)
+    if not args.complex:
+        run_cases(cases, sync, relerr)
 
     name = "CUDA graph capture of A @ B"
-    if wanted(name):
+    if wanted(name) and not args.complex:
         hook.ozgemmHookSetEnabled(1)
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
@@ -209,6 +268,27 @@ else:
         s = float(cp.abs(ref).max())
         return d / s if s else d
 
+    if args.complex:
+        def crnd(*shape):
+            return rnd(*shape) + 1j * rnd(*shape)
+
+        def ratio(diff, bound):
+            return float((cp.abs(diff) / bound).max())
+
+        def abs_product(a, b):  # float64 |a||b|, with the hook off (run_complex_cases)
+            return cp.matmul(cp.abs(a), cp.abs(b))
+
+        ZA, ZB, ZAt = crnd(1024, 768), crnd(768, 512), crnd(768, 1024)
+        ZX, ZY = crnd(8, 256, 192), crnd(8, 192, 128)
+        ZX4, ZY4 = crnd(4, 1, 128, 96), crnd(1, 3, 96, 64)
+        run_complex_cases([
+            ("complex matmul 1024x768 @ 768x512", cp.matmul, ZA, ZB, 768),
+            ("complex dot 2-D", cp.dot, ZA, ZB, 768),
+            ("complex matmul transposed view ZAt.T @ B", cp.matmul, ZAt.T, ZB, 768),
+            ("complex matmul 3-D @ 3-D (strided batched)", cp.matmul, ZX, ZY, 192),
+            ("complex matmul 4-D broadcast (pointer-array batched)", cp.matmul, ZX4, ZY4, 96),
+        ], sync, ratio, abs_product)
+
     A, B = rnd(1024, 768), rnd(768, 512)
     At = rnd(768, 1024)
     X3, Y3 = rnd(8, 256, 192), rnd(8, 192, 128)
@@ -222,10 +302,11 @@ else:
         ("matmul 4-D broadcast (pointer-array batched)", lambda: cp.matmul(X4, Y4)),
         ("tensordot axes=1", lambda: cp.tensordot(A, B, axes=1)),
     ]
-    run_cases([(name, "intercept", fn, "") for name, fn in cases], sync, relerr)
+    if not args.complex:
+        run_cases([(name, "intercept", fn, "") for name, fn in cases], sync, relerr)
 
     name = "CUDA graph capture of A @ B"
-    if wanted(name):
+    if wanted(name) and not args.complex:
         hook.ozgemmHookSetEnabled(1)
         cp.matmul(A, B)  # warm-up outside the capture
         sync()

@@ -2,7 +2,7 @@
 # tests/dropin/make_dist.sh OUTDIR LIBOZGEMM HOOK BLAS — the folder tests/dropin/run_device.sh takes
 # (the `dropin_dist` CMake target runs this): libozgemm.so.0 (the soname the drop-ins dlopen),
 # libozgemm_hook.so, libozgemm_blas.so, and blastest/ with Debian's netlib testers (xblat3d,
-# xdcblat3, their inputs) and the libraries they need (the reference libblas.so.3, libgfortran,
+# xdcblat3, xblat3z, xzcblat3, their inputs) and the libraries they need (the reference libblas.so.3, libgfortran,
 # libquadmath), for a GPU machine without Debian's libblas-test. About 15 MB.
 set -euo pipefail
 out="$1" ozgemm="$2" hook="$3" blas="$4"
@@ -14,6 +14,9 @@ tdir=""
 for d in /usr/lib/*/blas; do [ -x "$d/xblat3d" ] && tdir="$d" && break; done
 if [ -n "$tdir" ]; then
   cp -L "$tdir/xblat3d" "$tdir/dblat3.in" "$tdir/xdcblat3" "$tdir/din3" "$out/blastest/"
+  for f in xblat3z zblat3.in xzcblat3 zin3; do  # ZGEMM (older libblas-test packages may lack them)
+    if [ -e "$tdir/$f" ]; then cp -L "$tdir/$f" "$out/blastest/"; else echo "make_dist: no $tdir/$f" >&2; fi
+  done
   # The reference BLAS the testers were built against (not the alternative, which may be OpenBLAS).
   if [ -e "$tdir/libblas.so.3" ]; then cp -L "$tdir/libblas.so.3" "$out/blastest/libblas.so.3"; fi
   for l in libgfortran.so.5 libquadmath.so.0; do

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # tests/dropin/run_blas_tester.sh LIB TESTER — runs a netlib BLAS tester from Debian's libblas-test
-# (xblat3d: Fortran DGEMM, dblat3.in; xdcblat3: CBLAS, din3) with LD_PRELOAD=LIB (libozgemm_blas.so)
-# and checks its report: the DGEMM error-exit and computational tests PASSED, no FAIL/SUSPECT/FATAL
-# line for any routine, END OF TESTS reached, and the library's counters show that it saw the calls.
+# (xblat3d: Fortran DGEMM, dblat3.in; xdcblat3: CBLAS DGEMM, din3; xblat3z: Fortran ZGEMM, zblat3.in;
+# xzcblat3: CBLAS ZGEMM, zin3) with LD_PRELOAD=LIB (libozgemm_blas.so) and checks its report: the
+# xGEMM error-exit and computational tests PASSED, no FAIL/SUSPECT/FATAL line for any routine, END OF
+# TESTS reached, and the library's counters show that it saw the calls (of the tester's element type).
 # The testers always exit 0, so the report is what counts.
 #
 # Environment: OZGEMM_BLAS_* pass through (e.g. OZGEMM_BLAS_MIN_SIZE=0); OZGEMM_BLAS_TESTER_DIR: a
 # folder holding the tester, its input and (optionally) the libraries it needs (make_dist.sh bundles
 # them), default /usr/lib/<triplet>/blas; OZGEMM_TESTER_LOG_DIR: keep the tester's output there;
-# OZGEMM_EXPECT_OFFLOAD=1: fail unless some calls ran through ozgemm (the GPU or the mock).
+# OZGEMM_EXPECT_OFFLOAD=1: fail unless some calls of the tester's element type ran through ozgemm (the
+# GPU or the mock); OZGEMM_EXPECT_ALL_OFFLOADED=1: fail unless every such call that computes something
+# did (none declined but as invalid-args or quick-return).
 # Exit 77 (skipped) when the tester is not installed.
 set -uo pipefail
 lib="$1" tester="$2"
+element=real  # the tester's element type (its GEMM calls count as real:* or complex:*)
 dir="${OZGEMM_BLAS_TESTER_DIR:-}"
 if [ -z "$dir" ]; then
   for d in /usr/lib/*/blas /usr/lib/blas /usr/lib64/blas; do
@@ -29,6 +33,12 @@ case "$tester" in
             must=("cblas_dgemm  PASSED THE TESTS OF ERROR-EXITS"
                   "cblas_dgemm  PASSED THE COLUMN-MAJOR COMPUTATIONAL TESTS"
                   "cblas_dgemm  PASSED THE ROW-MAJOR    COMPUTATIONAL TESTS") ;;
+  xblat3z) input=zblat3.in; report=zblat3.out; element=complex
+           must=("ZGEMM  PASSED THE TESTS OF ERROR-EXITS" "ZGEMM  PASSED THE COMPUTATIONAL TESTS") ;;
+  xzcblat3) input=zin3; report=stdout.txt; element=complex
+            must=("cblas_zgemm  PASSED THE TESTS OF ERROR-EXITS"
+                  "cblas_zgemm  PASSED THE COLUMN-MAJOR COMPUTATIONAL TESTS"
+                  "cblas_zgemm  PASSED THE ROW-MAJOR    COMPUTATIONAL TESTS") ;;
   *) echo "unknown tester $tester"; exit 2 ;;
 esac
 work=$(mktemp -d)
@@ -44,7 +54,7 @@ rc=$?
 end=$(date +%s.%N)
 if [ -n "${OZGEMM_TESTER_LOG_DIR:-}" ]; then
   mkdir -p "$OZGEMM_TESTER_LOG_DIR"
-  for f in stdout.txt stderr.txt dblat3.out stats.json; do
+  for f in stdout.txt stderr.txt dblat3.out zblat3.out stats.json; do
     [ -e "$f" ] && cp "$f" "$OZGEMM_TESTER_LOG_DIR/$tester.$f"
   done
 fi
@@ -66,16 +76,25 @@ grep -q "END OF TESTS" "$report" || { echo "FAIL: the tester did not reach END O
 sed 's/^/  stderr: /' stderr.txt | head -n 20
 if [ -s stats.json ]; then
   echo "  counters: $(cat stats.json)"
-  calls=$(sed -n 's/.*"calls": \([0-9]*\).*/\1/p' stats.json)
+  # calls seen; of the tester's element type: intercepted, emulated by scheme, native by ozgemm's choice
+  read -r calls intercepted oz1 oz2 native declined_other < <(python3 - "$element" stats.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[2]))
+e = s["by_element"][sys.argv[1]]
+r = s["declined_by_reason"]
+other = s["declined"] - r.get("invalid-args", 0) - r.get("quick-return", 0)
+print(s["calls"], e["intercepted"], e["emulated_ozaki1"], e["emulated_ozaki2"], e["ozgemm_native"], other)
+PY
+)
   if [ "${calls:-0}" -eq 0 ]; then echo "FAIL: libozgemm_blas.so saw no call (not interposed?)"; status=1; fi
-  intercepted=$(sed -n 's/.*"intercepted": \([0-9]*\).*/\1/p' stats.json)
-  oz1=$(sed -n 's/.*"emulated_ozaki1": \([0-9]*\).*/\1/p' stats.json)
-  oz2=$(sed -n 's/.*"emulated_ozaki2": \([0-9]*\).*/\1/p' stats.json)
-  native=$(sed -n 's/.*"ozgemm_native": \([0-9]*\).*/\1/p' stats.json)
-  echo "  $tester: ${calls:-0} DGEMM calls seen, ${intercepted:-0} run by ozgemm on the GPU" \
+  echo "  $tester: ${calls:-0} GEMM calls seen, ${intercepted:-0} $element run by ozgemm on the GPU" \
        "(emulated: ${oz1:-0} Ozaki-I, ${oz2:-0} Ozaki-II; ${native:-0} native by ozgemm's choice)"
   if [ "${OZGEMM_EXPECT_OFFLOAD:-0}" = 1 ] && [ "${intercepted:-0}" -eq 0 ]; then
-    echo "FAIL: OZGEMM_EXPECT_OFFLOAD=1 but no call went through ozgemm"; status=1
+    echo "FAIL: OZGEMM_EXPECT_OFFLOAD=1 but no $element call went through ozgemm"; status=1
+  fi
+  if [ "${OZGEMM_EXPECT_ALL_OFFLOADED:-0}" = 1 ] && [ "${declined_other:-1}" -ne 0 ]; then
+    echo "FAIL: OZGEMM_EXPECT_ALL_OFFLOADED=1 but $declined_other calls were declined for other reasons than" \
+         "invalid-args / quick-return"; status=1
   fi
 else
   echo "FAIL: no counters written (was $(basename "$lib") preloaded?)"; status=1

@@ -13,9 +13,13 @@
 #      CUDA graph, hook off vs on in one process, in the library's FP64 accuracy mode and with a
 #      fixed slice count (OZGEMM_HOOK_ACCURACY=7) and moduli count (moduli:14), with the intercepted-call
 #      counts by scheme (torch's 16384^2 matmul must count as Ozaki-II on Hopper in FP64 mode); torch's addmm
-#      with a 1-D bias also without DISABLE_ADDMM_CUDA_LT=1 (the cuBLASLt path: not intercepted);
+#      with a 1-D bias also without DISABLE_ADDMM_CUDA_LT=1 (the cuBLASLt path: not intercepted); and
+#      complex128 cases (torch matmul / conjugate transpose / bmm / einsum, CuPy matmul / dot / batched /
+#      broadcast) with OZGEMM_HOOK_ACCURACY=moduli:16 (FIXED complex Ozaki-II): complex matrices
+#      intercepted, every one Ozaki-II, within the contract bound of the hook-off result;
 #   3. the netlib testers xblat3d (Fortran DGEMM) and xdcblat3 (CBLAS) with OZGEMM_BLAS_MIN_SIZE=0:
-#      every DGEMM through ozgemm on the GPU; all DGEMM tests must PASS;
+#      every DGEMM through ozgemm on the GPU; all DGEMM tests must PASS; xblat3z and xzcblat3 (ZGEMM)
+#      with moduli:16: every ZGEMM that computes something through ozgemm; all ZGEMM tests must PASS;
 #   4. numpy linked to the system libblas.so.3 (Debian's python3-numpy): a 4096^2 float64 matmul
 #      through the offload (skipped, saying so, when no such numpy is installed); OZGEMM_NUMPY_PYTHON
 #      names another interpreter to try first (e.g. a wrapper around a carried Debian python3-numpy).
@@ -52,8 +56,8 @@ echo "libraries: $LIBDIR"; ls -l "$LIBDIR" | sed 's/^/  /'
 
 # --- 1. entry points the frameworks import ------------------------------------------------------
 if want 1; then
-echo; echo "=== 1. FP64 GEMM entry points imported by torch and CuPy (nm -D --undefined-only)"
-PATTERN='^(cublasDgemm|cublasGemm(Strided)?(Batched)?Ex|cublasLtMatmul$)'
+echo; echo "=== 1. FP64 (real and complex) GEMM entry points imported by torch and CuPy (nm -D --undefined-only)"
+PATTERN='^(cublas[DZ]gemm|cublasGemm(Strided)?(Batched)?Ex|cublasLtMatmul$)'
 "$PY" - <<'EOF' > "$LOG/framework_libs.txt" 2>/dev/null
 import glob, os
 try:
@@ -104,6 +108,9 @@ run_fw torch_addmm_lt torch fp64 -- --only "addmm 1-D bias"  # torch's default: 
 run_fw cupy_fp64 cupy fp64
 run_fw cupy_fixed7 cupy 7 OZGEMM_VARIANT=unfused
 run_fw cupy_moduli14 cupy moduli:14
+# complex128 under FIXED complex Ozaki-II, 16 moduli (FP64 mode runs native ZGEMM for complex data today)
+run_fw torch_complex_moduli16 torch moduli:16 -- --complex
+run_fw cupy_complex_moduli16 cupy moduli:16 -- --complex
 fi  # step 2
 
 # --- 3. netlib BLAS testers through the offload ---------------------------------------------------
@@ -127,10 +134,23 @@ else
         OZGEMM_TESTER_LOG_DIR="$LOG/blastest_$acc" timeout 120 bash "$HERE/run_blas_tester.sh" "$BLAS" "$tester" \
         | tee "$LOG/${tester}_${acc}.log"
       rc=${PIPESTATUS[0]}
-      counts=$(grep -E "DGEMM calls seen" "$LOG/${tester}_${acc}.log" | sed 's/^ *//')
+      counts=$(grep -E "GEMM calls seen" "$LOG/${tester}_${acc}.log" | sed 's/^ *//')
       if [ "$rc" -eq 0 ]; then note "PASS  $tester (accuracy=$acc): ${counts}"
       else note "FAIL  $tester (accuracy=$acc): rc=$rc ${counts}"; fi
     done
+  done
+  # ZGEMM: FIXED complex Ozaki-II with 16 moduli; every call that computes something must be offloaded
+  acc=moduli:16
+  for tester in xblat3z xzcblat3; do
+    echo "--- $tester, OZGEMM_BLAS_ACCURACY=$acc"
+    if [ ! -x "$TESTER_DIR/$tester" ]; then echo "SKIP: no $TESTER_DIR/$tester"; note "SKIP  $tester: not available"; continue; fi
+    OZGEMM_BLAS_TESTER_DIR="$TESTER_DIR" OZGEMM_BLAS_MIN_SIZE=0 OZGEMM_BLAS_ACCURACY=$acc OZGEMM_EXPECT_OFFLOAD=1 \
+      OZGEMM_EXPECT_ALL_OFFLOADED=1 OZGEMM_TESTER_LOG_DIR="$LOG/blastest_moduli16" timeout 300 \
+      bash "$HERE/run_blas_tester.sh" "$BLAS" "$tester" | tee "$LOG/${tester}_moduli16.log"
+    rc=${PIPESTATUS[0]}
+    counts=$(grep -E "GEMM calls seen" "$LOG/${tester}_moduli16.log" | sed 's/^ *//')
+    if [ "$rc" -eq 0 ]; then note "PASS  $tester (accuracy=$acc): ${counts}"
+    else note "FAIL  $tester (accuracy=$acc): rc=$rc ${counts}"; fi
   done
 fi
 fi  # step 3

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "../check.hpp"
-#include "dropin/reference_dgemm.hpp"
+#include "dropin/reference_gemm.hpp"
 
 extern "C" {
 long mock_cublas_native_calls(void);
@@ -57,43 +57,68 @@ long destroyed() { return mock_get<long>("mock_ozgemm_destroyed", -1); }
 long oz_calls() { return mock_get<long>("mock_ozgemm_calls", -1); }
 cudaStream_t last_stream() { return mock_get<cudaStream_t>("mock_ozgemm_last_stream", nullptr); }
 
-std::vector<double> rnd(size_t n, uint64_t seed) {
-  std::vector<double> v(n);
+// n elements of type T (double, or cuDoubleComplex: two such numbers) from a seeded generator.
+template <typename T>
+std::vector<T> rnd(size_t n, uint64_t seed) {
+  std::vector<T> v(n);
+  double* x = reinterpret_cast<double*>(v.data());
   uint64_t s = seed * 0x9e3779b97f4a7c15ull + 7;
-  for (auto& x : v) {
+  for (size_t i = 0; i < n * sizeof(T) / sizeof(double); ++i) {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    x = double(int64_t(s % 2001) - 1000) / 128.0;
+    x[i] = double(int64_t(s % 2001) - 1000) / 128.0;
   }
   return v;
 }
 
-struct Problem {
+// One call's operands (a batch of `batch` matrices at strides sa, sb, sc), C and its reference result.
+template <typename T>
+struct ProblemOf {
   int m = 13, n = 11, k = 9, lda, ldb, ldc, batch;
   cublasOperation_t ta, tb;
   long long sa, sb, sc;
-  std::vector<double> A, B, C, ref;
-  Problem(cublasOperation_t ta_, cublasOperation_t tb_, int batch_, uint64_t seed) : batch(batch_), ta(ta_), tb(tb_) {
+  std::vector<T> A, B, C, ref;
+  ProblemOf(cublasOperation_t ta_, cublasOperation_t tb_, int batch_, uint64_t seed) : batch(batch_), ta(ta_), tb(tb_) {
     lda = (ta == CUBLAS_OP_N ? m : k) + 1;
     ldb = (tb == CUBLAS_OP_N ? k : n) + 2;
     ldc = m + 3;
     sa = (long long)lda * (ta == CUBLAS_OP_N ? k : m) + 5;
     sb = (long long)ldb * (tb == CUBLAS_OP_N ? n : k) + 1;
     sc = (long long)ldc * n + 2;
-    A = rnd(size_t(sa * batch), seed);
-    B = rnd(size_t(sb * batch), seed + 1);
-    C = rnd(size_t(sc * batch), seed + 2);
+    A = rnd<T>(size_t(sa * batch), seed);
+    B = rnd<T>(size_t(sb * batch), seed + 1);
+    C = rnd<T>(size_t(sc * batch), seed + 2);
     ref = C;
   }
-  void reference(double alpha, double beta) {
+  void reference(T alpha, T beta) {
     for (int i = 0; i < batch; ++i)
-      ozgemm::dropin::reference_dgemm(ta == CUBLAS_OP_N, tb == CUBLAS_OP_N, m, n, k, alpha, A.data() + i * sa, lda,
-                                      B.data() + i * sb, ldb, beta, ref.data() + i * sc, ldc);
+      ozgemm::dropin::reference_gemm(ta == CUBLAS_OP_N, ta == CUBLAS_OP_C, tb == CUBLAS_OP_N, tb == CUBLAS_OP_C, m, n,
+                                     k, alpha, A.data() + i * sa, lda, B.data() + i * sb, ldb, beta,
+                                     ref.data() + i * sc, ldc);
   }
-  bool same() const { return std::memcmp(C.data(), ref.data(), C.size() * sizeof(double)) == 0; }
-  std::vector<const double*> pa() { std::vector<const double*> p; for (int i = 0; i < batch; ++i) p.push_back(A.data() + i * sa); return p; }
-  std::vector<const double*> pb() { std::vector<const double*> p; for (int i = 0; i < batch; ++i) p.push_back(B.data() + i * sb); return p; }
-  std::vector<double*> pc() { std::vector<double*> p; for (int i = 0; i < batch; ++i) p.push_back(C.data() + i * sc); return p; }
+  bool same() const { return std::memcmp(C.data(), ref.data(), C.size() * sizeof(T)) == 0; }
+  std::vector<const T*> pa() { std::vector<const T*> p; for (int i = 0; i < batch; ++i) p.push_back(A.data() + i * sa); return p; }
+  std::vector<const T*> pb() { std::vector<const T*> p; for (int i = 0; i < batch; ++i) p.push_back(B.data() + i * sb); return p; }
+  std::vector<T*> pc() { std::vector<T*> p; for (int i = 0; i < batch; ++i) p.push_back(C.data() + i * sc); return p; }
 };
+using Problem = ProblemOf<double>;
+using ZProblem = ProblemOf<cuDoubleComplex>;
+
+// What every matrix of one element type that ozgemm runs must be counted as (HOOK_MOCK_EXPECT,
+// HOOK_MOCK_EXPECT_COMPLEX): native (by ozgemm's choice), or emulated with scheme ozaki1 / ozaki2 and
+// that many slices / moduli.
+struct Expect {
+  std::string scheme;  // native, ozaki1, ozaki2
+  int count = 0;
+  bool emulating() const { return scheme != "native"; }
+  bool valid() const { return scheme == "native" || ((scheme == "ozaki1" || scheme == "ozaki2") && count > 0); }
+};
+Expect parse_expect(const std::string& e) {
+  const size_t colon = e.find(':');
+  Expect x;
+  x.scheme = e.substr(0, colon);
+  x.count = colon == std::string::npos ? 0 : std::atoi(e.c_str() + colon + 1);
+  return x;
+}
 
 unsigned long long c(const char* n) { return counter(n); }
 
@@ -136,17 +161,17 @@ int main() {
     std::printf("%s: %s, %llu calls went to cuBLAS\n", g_bad ? "FAIL" : "OK", expect.c_str(), c("declined"));
     return g_bad ? 1 : 0;
   }
-  // What every matrix ozgemm runs must be counted as: "native", or "ozaki1:S" / "ozaki2:N".
-  const size_t colon = expect.find(':');
-  const std::string scheme = expect.substr(0, colon);
-  const int count = colon == std::string::npos ? 0 : std::atoi(expect.c_str() + colon + 1);
-  const bool emulating = scheme == "ozaki1" || scheme == "ozaki2";
-  if (!(expect == "native" || (emulating && count > 0))) {
-    std::fprintf(stderr, "FAIL: HOOK_MOCK_EXPECT=%s is not native, ozaki1:S, ozaki2:N, unavailable or "
-                 "invalid-setting\n", expect.c_str());
+  // What every real / complex matrix ozgemm runs must be counted as: "native", or "ozaki1:S" / "ozaki2:N".
+  const char* expect_complex_env = std::getenv("HOOK_MOCK_EXPECT_COMPLEX");
+  const Expect real_expect = parse_expect(expect), complex_expect = parse_expect(expect_complex_env ? expect_complex_env : "");
+  if (!real_expect.valid() || !complex_expect.valid() || complex_expect.scheme == "ozaki1") {
+    std::fprintf(stderr, "FAIL: HOOK_MOCK_EXPECT=%s is not native, ozaki1:S, ozaki2:N, unavailable or invalid-setting,"
+                 " or HOOK_MOCK_EXPECT_COMPLEX=%s is not native or ozaki2:N\n", expect.c_str(),
+                 expect_complex_env ? expect_complex_env : "(unset)");
     return 1;
   }
-  std::printf("hook mock test, expecting %s\n", expect.c_str());
+  const bool emulating = real_expect.emulating();
+  std::printf("hook mock test, expecting %s (real), %s (complex)\n", expect.c_str(), expect_complex_env);
 
   cublasHandle_t h;
   cublasCreate_v2(&h);
@@ -242,6 +267,144 @@ int main() {
                                      p.sb, &beta, p.C.data(), p.ldc, p.sc, p.batch);
   }, 9, false);
   CHECK(c("declined:batch-too-large") == 1, "batch-too-large %llu", c("declined:batch-too-large"));
+
+  // 1b. the complex entry points (and GemmEx with complex types, legacy compute types included),
+  //     every operation pair with C among them, intercepted, results bit-for-bit
+  unsigned long long want_complex_intercepted = 0, want_complex_gemms = 0;
+  const cuDoubleComplex zalpha = make_cuDoubleComplex(0.75, -1.25), zbeta = make_cuDoubleComplex(-0.5, 0.25);
+  const cublasComputeType_t legacy_c64 = cublasComputeType_t(CUDA_C_64F), legacy_r64 = cublasComputeType_t(CUDA_R_64F);
+  auto zcase = [&](const char* name, cublasOperation_t ta, cublasOperation_t tb, int batch, auto&& call) {
+    ZProblem p(ta, tb, batch, seed += 3);
+    p.reference(zalpha, zbeta);
+    const auto before = c("intercepted"), before_c = c("complex:gemms");
+    const cublasStatus_t st = call(p);
+    CHECK(st == CUBLAS_STATUS_SUCCESS, "%s status %d", name, st);
+    CHECK(p.same(), "%s result differs", name);
+    CHECK(c("intercepted") == before + 1 && c("complex:gemms") == before_c + batch,
+          "%s: intercepted %llu -> %llu, complex matrices %llu -> %llu", name, before, c("intercepted"), before_c,
+          c("complex:gemms"));
+    ++want_intercepted, ++want_complex_intercepted, want_gemms += batch, want_complex_gemms += batch;
+  };
+  // the typed single-matrix entry points (int and _64 sizes alike)
+  auto ztyped = [&](const char* name, cublasOperation_t ta, cublasOperation_t tb, auto fn) {
+    zcase(name, ta, tb, 1, [&](ZProblem& p) {
+      return fn(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), p.lda, p.B.data(), p.ldb, &zbeta, p.C.data(),
+                p.ldc);
+    });
+  };
+  ztyped("cublasZgemm_v2 NC", N, Cc, cublasZgemm_v2);
+  ztyped("cublasZgemm_v2_64 CT", Cc, T, cublasZgemm_v2_64);
+  ztyped("cublasZgemm3m CC", Cc, Cc, cublasZgemm3m);
+  ztyped("cublasZgemm3m_64 TN", T, N, cublasZgemm3m_64);
+  zcase("cublasGemmEx C_64F NN", N, N, 1, [&](ZProblem& p) {
+    return cublasGemmEx(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), CUDA_C_64F, p.lda, p.B.data(), CUDA_C_64F,
+                        p.ldb, &zbeta, p.C.data(), CUDA_C_64F, p.ldc, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+  });
+  zcase("cublasGemmEx_64 C_64F, legacy compute CUDA_C_64F, CN", Cc, N, 1, [&](ZProblem& p) {
+    return cublasGemmEx_64(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), CUDA_C_64F, p.lda, p.B.data(),
+                           CUDA_C_64F, p.ldb, &zbeta, p.C.data(), CUDA_C_64F, p.ldc, legacy_c64, CUBLAS_GEMM_DEFAULT);
+  });
+  zcase("cublasZgemmStridedBatched CT", Cc, T, 3, [&](ZProblem& p) {
+    return cublasZgemmStridedBatched(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), p.lda, p.sa, p.B.data(),
+                                     p.ldb, p.sb, &zbeta, p.C.data(), p.ldc, p.sc, p.batch);
+  });
+  zcase("cublasZgemmStridedBatched_64 NC", N, Cc, 2, [&](ZProblem& p) {
+    return cublasZgemmStridedBatched_64(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), p.lda, p.sa, p.B.data(),
+                                        p.ldb, p.sb, &zbeta, p.C.data(), p.ldc, p.sc, p.batch);
+  });
+  zcase("cublasZgemmBatched CN", Cc, N, 3, [&](ZProblem& p) {
+    auto a = p.pa(); auto b = p.pb(); auto cc = p.pc();
+    return cublasZgemmBatched(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, a.data(), p.lda, b.data(), p.ldb, &zbeta,
+                              cc.data(), p.ldc, p.batch);
+  });
+  zcase("cublasZgemmBatched_64 TC", T, Cc, 2, [&](ZProblem& p) {
+    auto a = p.pa(); auto b = p.pb(); auto cc = p.pc();
+    return cublasZgemmBatched_64(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, a.data(), p.lda, b.data(), p.ldb, &zbeta,
+                                 cc.data(), p.ldc, p.batch);
+  });
+  zcase("cublasGemmStridedBatchedEx C_64F, legacy compute CUDA_C_64F (CuPy), NN", N, N, 3, [&](ZProblem& p) {
+    return cublasGemmStridedBatchedEx(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), CUDA_C_64F, p.lda, p.sa,
+                                      p.B.data(), CUDA_C_64F, p.ldb, p.sb, &zbeta, p.C.data(), CUDA_C_64F, p.ldc,
+                                      p.sc, p.batch, legacy_c64, CUBLAS_GEMM_DEFAULT);
+  });
+  zcase("cublasGemmStridedBatchedEx_64 C_64F CC", Cc, Cc, 2, [&](ZProblem& p) {
+    return cublasGemmStridedBatchedEx_64(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, p.A.data(), CUDA_C_64F, p.lda, p.sa,
+                                         p.B.data(), CUDA_C_64F, p.ldb, p.sb, &zbeta, p.C.data(), CUDA_C_64F, p.ldc,
+                                         p.sc, p.batch, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
+  });
+  zcase("cublasGemmBatchedEx C_64F, legacy compute CUDA_R_64F, TT", T, T, 3, [&](ZProblem& p) {
+    auto a = p.pa(); auto b = p.pb(); auto cc = p.pc();
+    return cublasGemmBatchedEx(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, (const void* const*)a.data(), CUDA_C_64F, p.lda,
+                               (const void* const*)b.data(), CUDA_C_64F, p.ldb, &zbeta, (void* const*)cc.data(),
+                               CUDA_C_64F, p.ldc, p.batch, legacy_r64, CUBLAS_GEMM_DEFAULT);
+  });
+  zcase("cublasGemmBatchedEx_64 C_64F NT", N, T, 2, [&](ZProblem& p) {
+    auto a = p.pa(); auto b = p.pb(); auto cc = p.pc();
+    return cublasGemmBatchedEx_64(h, p.ta, p.tb, p.m, p.n, p.k, &zalpha, (const void* const*)a.data(), CUDA_C_64F,
+                                  p.lda, (const void* const*)b.data(), CUDA_C_64F, p.ldb, &zbeta,
+                                  (void* const*)cc.data(), CUDA_C_64F, p.ldc, p.batch, CUBLAS_COMPUTE_64F,
+                                  CUBLAS_GEMM_DEFAULT);
+  });
+  // alpha purely imaginary: not zero, taken
+  {
+    const cuDoubleComplex ialpha = make_cuDoubleComplex(0.0, 2.0);
+    ZProblem p(Cc, N, 1, seed += 3);
+    p.reference(ialpha, zbeta);
+    const auto before = c("complex:intercepted");
+    cublasZgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &ialpha, p.A.data(), p.lda, p.B.data(), p.ldb, &zbeta, p.C.data(),
+                   p.ldc);
+    CHECK(p.same() && c("complex:intercepted") == before + 1, "alpha = 2i: result %s, intercepted %llu -> %llu",
+          p.same() ? "right" : "WRONG", before, c("complex:intercepted"));
+    ++want_intercepted, ++want_complex_intercepted, ++want_gemms, ++want_complex_gemms;
+  }
+  // device pointer mode: the complex alpha and beta (16 bytes each) read from "device" memory
+  cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_DEVICE);
+  ztyped("cublasZgemm_v2, device pointer mode, TC", T, Cc, cublasZgemm_v2);
+  cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_HOST);
+  // real data through GemmEx with the legacy compute type CUDA_R_64F: taken as COMPUTE_64F
+  single("cublasGemmEx R_64F, legacy compute CUDA_R_64F", [&](Problem& p) {
+    return cublasGemmEx(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), CUDA_R_64F, p.lda, p.B.data(), CUDA_R_64F,
+                        p.ldb, &beta, p.C.data(), CUDA_R_64F, p.ldc, legacy_r64, CUBLAS_GEMM_DEFAULT);
+  }, T, Cc);
+  // declined complex calls: cuBLAS runs them (or rejects them: the mock's status comes back unchanged)
+  auto zdeclined = [&](const char* name, const char* reason, cublasStatus_t want, const cuDoubleComplex& al,
+                       auto&& call) {
+    ZProblem p(Cc, T, 1, seed += 3);
+    if (want == CUBLAS_STATUS_SUCCESS) p.reference(al, zbeta);
+    const std::string key = std::string("declined:") + reason;
+    const auto before = c("intercepted"), before_r = c(key.c_str());
+    const long calls_before = oz_calls();
+    const cublasStatus_t st = call(p, al);
+    CHECK(st == want, "%s status %d, want %d", name, st, want);
+    CHECK(p.same(), "%s result differs", name);
+    CHECK(c("intercepted") == before && c(key.c_str()) == before_r + 1 && oz_calls() == calls_before,
+          "%s: intercepted %llu -> %llu, %s %llu -> %llu, ozgemm calls %ld -> %ld", name, before, c("intercepted"),
+          key.c_str(), before_r, c(key.c_str()), calls_before, oz_calls());
+  };
+  auto zex = [&](cudaDataType at, cudaDataType bt, cudaDataType ct, cublasComputeType_t comp) {
+    return [&h, &zbeta, at, bt, ct, comp](ZProblem& p, const cuDoubleComplex& al) {
+      return cublasGemmEx(h, p.ta, p.tb, p.m, p.n, p.k, &al, p.A.data(), at, p.lda, p.B.data(), bt, p.ldb, &zbeta,
+                          p.C.data(), ct, p.ldc, comp, CUBLAS_GEMM_DEFAULT);
+    };
+  };
+  const cublasStatus_t ok = CUBLAS_STATUS_SUCCESS, unsupported = CUBLAS_STATUS_NOT_SUPPORTED;
+  zdeclined("GemmEx C_32F", "not-fp64", unsupported, zalpha, zex(CUDA_C_32F, CUDA_C_32F, CUDA_C_32F, CUBLAS_COMPUTE_32F));
+  zdeclined("GemmEx mixed C_64F x R_64F", "not-fp64", unsupported, zalpha,
+            zex(CUDA_C_64F, CUDA_R_64F, CUDA_C_64F, CUBLAS_COMPUTE_64F));
+  zdeclined("GemmEx C_64F, compute 32F", "not-fp64", unsupported, zalpha,
+            zex(CUDA_C_64F, CUDA_C_64F, CUDA_C_64F, CUBLAS_COMPUTE_32F));
+  zdeclined("GemmEx C_64F, 64F_PEDANTIC", "pedantic-math", ok, zalpha,
+            zex(CUDA_C_64F, CUDA_C_64F, CUDA_C_64F, CUBLAS_COMPUTE_64F_PEDANTIC));
+  auto zgemm = [&](ZProblem& p, const cuDoubleComplex& al) {
+    return cublasZgemm_v2(h, p.ta, p.tb, p.m, p.n, p.k, &al, p.A.data(), p.lda, p.B.data(), p.ldb, &zbeta, p.C.data(),
+                          p.ldc);
+  };
+  zdeclined("Zgemm alpha = 0", "alpha-zero", ok, make_cuDoubleComplex(-0.0, 0.0), zgemm);
+  cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+  zdeclined("Zgemm, pedantic math", "pedantic-math", ok, zalpha, zgemm);
+  zdeclined("GemmEx C_64F legacy compute, pedantic math", "pedantic-math", ok, zalpha,
+            zex(CUDA_C_64F, CUDA_C_64F, CUDA_C_64F, legacy_c64));
+  cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
 
   // 2. device pointer mode: alpha/beta read from "device" memory, intercepted
   cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_DEVICE);
@@ -381,30 +544,43 @@ int main() {
   const auto has = [&](const std::string& text) {
     CHECK(js.find(text) != std::string::npos, "the JSON stats lack %s: %s", text.c_str(), js.c_str());
   };
-  if (emulating) {
-    const bool oz2 = scheme == "ozaki2";
-    const std::string per_count = (oz2 ? "moduli:" : "slices:") + std::to_string(count);
-    CHECK(c("emulated") == want_gemms && c(oz2 ? "emulated:ozaki2" : "emulated:ozaki1") == want_gemms &&
-              c(per_count.c_str()) == want_gemms,
-          "emulated %llu (Ozaki-I %llu, Ozaki-II %llu, %s %llu), want %llu", c("emulated"), c("emulated:ozaki1"),
-          c("emulated:ozaki2"), per_count.c_str(), c(per_count.c_str()), want_gemms);
-    CHECK(c("ozgemm_native") == 0 && c("unreported") == 0, "%s matrices counted native %llu, unreported %llu",
-          scheme.c_str(), c("ozgemm_native"), c("unreported"));
-    CHECK(c("internal") == 0, "internal %llu", c("internal"));
-    const std::string n = std::to_string(want_gemms);
-    has(std::string(oz2 ? "\"emulated_ozaki2\": " : "\"emulated_ozaki1\": ") + n);
-    has(std::string(oz2 ? "\"emulated_by_moduli\": {\"" : "\"emulated_by_slices\": {\"") + std::to_string(count) +
-        "\": " + n + "}");
-    has("\"native_by_reason\": {}");
-  } else {
-    CHECK(c("ozgemm_native") == want_gemms && c("emulated") == 0, "emulated %llu native %llu", c("emulated"),
-          c("ozgemm_native"));
-    CHECK(c("native:mock: fp64 mode ran native") == want_gemms, "native for the mock's reason: %llu",
-          c("native:mock: fp64 mode ran native"));
-    has("\"native_by_reason\": {\"mock: fp64 mode ran native\": " + std::to_string(want_gemms) + "}");
-    // libozgemm's own cublasDgemm_v2 calls came back through the hook and went straight through.
-    CHECK(c("internal") == want_gemms, "internal %llu want %llu", c("internal"), want_gemms);
-  }
+  // Per element type: every matrix counted as what the mock ran (Expect), in the counters and the JSON.
+  const unsigned long long want_real_gemms = want_gemms - want_complex_gemms;
+  unsigned long long want_internal = 0;  // native matrices: libozgemm's own cuBLAS call came back through the hook
+  auto check_type = [&](const char* type, const Expect& e, unsigned long long calls, unsigned long long gemms,
+                        const char* native_reason) {
+    const auto t = [&](const std::string& name) { return c((std::string(type) + ":" + name).c_str()); };
+    CHECK(t("intercepted") == calls && t("gemms") == gemms, "%s: intercepted %llu want %llu, matrices %llu want %llu",
+          type, t("intercepted"), calls, t("gemms"), gemms);
+    const std::string n = std::to_string(gemms);
+    if (e.emulating()) {
+      const bool oz2 = e.scheme == "ozaki2";
+      const std::string per_count = (oz2 ? "moduli:" : "slices:") + std::to_string(e.count);
+      CHECK(t("emulated") == gemms && t(oz2 ? "emulated:ozaki2" : "emulated:ozaki1") == gemms &&
+                t(per_count) == gemms && t("ozgemm_native") == 0 && t("unreported") == 0,
+            "%s: emulated %llu (Ozaki-I %llu, Ozaki-II %llu, %s %llu), native %llu, unreported %llu; want %llu %s",
+            type, t("emulated"), t("emulated:ozaki1"), t("emulated:ozaki2"), per_count.c_str(), t(per_count),
+            t("ozgemm_native"), t("unreported"), gemms, e.scheme.c_str());
+      has(std::string("\"") + type + "\": {\"intercepted\": " + std::to_string(calls) + ", \"gemms\": " + n +
+          ", \"emulated\": " + n);
+      has(std::string(oz2 ? "\"emulated_by_moduli\": {\"" : "\"emulated_by_slices\": {\"") +
+          std::to_string(e.count) + "\": " + n + "}");
+    } else {
+      CHECK(t("ozgemm_native") == gemms && t("emulated") == 0, "%s: emulated %llu native %llu, want %llu native", type,
+            t("emulated"), t("ozgemm_native"), gemms);
+      CHECK(c((std::string("native:") + native_reason).c_str()) == gemms, "%s: native for the mock's reason: %llu",
+            type, c((std::string("native:") + native_reason).c_str()));
+      has("\"" + std::string(native_reason) + "\": " + n);
+      want_internal += gemms;
+    }
+  };
+  check_type("real", real_expect, want_intercepted - want_complex_intercepted, want_real_gemms,
+             "mock: fp64 mode ran native");
+  check_type("complex", complex_expect, want_complex_intercepted, want_complex_gemms,
+             "mock: fp64 mode ran native ZGEMM");
+  CHECK(c("internal") == want_internal, "internal %llu want %llu", c("internal"), want_internal);
+  if (!real_expect.emulating() && !complex_expect.emulating()) has("\"emulated_by_moduli\": {}");
+  if (real_expect.emulating() && complex_expect.emulating()) has("\"native_by_reason\": {}");
   CHECK(c("calls") == c("intercepted") + c("declined"), "calls %llu != intercepted + declined", c("calls"));
   std::printf("%s: %llu calls, %llu intercepted, %llu matrices, %llu declined, %llu internal\n",
               g_bad ? "FAIL" : "OK", c("calls"), c("intercepted"), c("gemms"), c("declined"), c("internal"));

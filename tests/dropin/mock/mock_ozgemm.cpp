@@ -1,13 +1,14 @@
 // tests/dropin/mock/mock_ozgemm.cpp — a stand-in libozgemm (and the CUDA runtime calls the drop-ins
 // make through it) for the CPU tests of the drop-ins' GPU paths: "device" memory is host memory,
 // copies are memcpy, streams are opaque values. The accuracy settings are kept as the real library
-// keeps them (ozgemmSetScheme / SetSlices / SetModuli / SetAccuracy). ozgemmDgemm computes on the
-// host (src/dropin/reference_dgemm.hpp) and reports what the real library would: FIXED mode an emulated variant with
-// Ozaki-I slices or, with scheme OZAKI2, Ozaki-II moduli (slices 0); FP64 mode runs "native" by
-// calling cublasDgemm_v2 on an internal handle, as the real library's native path does, so that call
-// goes through the preloaded hook (the re-entrancy test), unless
-//   MOCK_FP64_OZAKI2=N        FP64 mode "chooses" Ozaki-II with N moduli (slices 0), as the real
-//                             library does at large shapes on Hopper (scheme AUTO or OZAKI2).
+// keeps them (ozgemmSetScheme / SetSlices / SetModuli / SetAccuracy). ozgemmDgemm and ozgemmZgemm
+// compute on the host (src/dropin/reference_gemm.hpp) and report what the real library would: FIXED
+// mode an emulated variant with Ozaki-I slices or, with scheme OZAKI2, Ozaki-II moduli (slices 0;
+// complex data: always Ozaki-II, default OZGEMM_DEFAULT_COMPLEX_MODULI); FP64 mode runs "native" by
+// calling cublasDgemm_v2 / cublasZgemm_v2 on an internal handle, as the real library's native path
+// does, so that call goes through the preloaded hook (the re-entrancy test), unless
+//   MOCK_FP64_OZAKI2=N        FP64 mode "chooses" Ozaki-II with N moduli (slices 0) for real data, as
+//                             the real library does at large shapes on Hopper (scheme AUTO or OZAKI2).
 // Fault injection by environment:
 //   MOCK_OZGEMM_FAIL_AFTER=N  ozgemmDgemm fails (EXECUTION_FAILED) after N successful calls
 //   MOCK_D2H_FAIL_AT=N        the N-th device-to-host copy fails (1-based)
@@ -22,7 +23,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "dropin/reference_dgemm.hpp"
+#include "dropin/reference_gemm.hpp"
 #include "ozgemm/ozgemm.h"
 
 namespace {
@@ -101,9 +102,27 @@ API ozgemmStatus_t ozgemmGetLastCallInfo(ozgemmHandle_t h, ozgemmCallInfo_t* inf
   *info = reinterpret_cast<Ctx*>(h)->last;
   return OZGEMM_STATUS_SUCCESS;
 }
-API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                               const double* alpha, const double* A, int lda, const double* B, int ldb,
-                               const double* beta, double* C, int ldc) {
+namespace {
+// The library's native path for element type T: cuBLAS on the internal handle (through the hook).
+cublasStatus_t native(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                      const double* alpha, const double* A, int lda, const double* B, int ldb, const double* beta,
+                      double* C, int ldc) {
+  return cublasDgemm_v2(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+cublasStatus_t native(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                      const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B,
+                      int ldb, const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc) {
+  return cublasZgemm_v2(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// ozgemmDgemm (T double) and ozgemmZgemm (T cuDoubleComplex) as the real library runs them (ozgemm.h):
+// FIXED mode emulates (real: the scheme set; complex: always Ozaki-II, the handle's moduli count or
+// OZGEMM_DEFAULT_COMPLEX_MODULI); FP64 mode runs native (real data: unless MOCK_FP64_OZAKI2; FP64
+// mode's complex decision is not built, so complex data always runs native ZGEMM).
+template <typename T>
+ozgemmStatus_t gemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const T* alpha,
+                    const T* A, int lda, const T* B, int ldb, const T* beta, T* C, int ldc) {
+  constexpr bool complex = sizeof(T) == 2 * sizeof(double);
   auto* c = reinterpret_cast<Ctx*>(h);
   if (!c) return OZGEMM_STATUS_NOT_INITIALIZED;
   const bool nota = ta == CUBLAS_OP_N, notb = tb == CUBLAS_OP_N;
@@ -114,30 +133,46 @@ API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOpe
   ++g_calls;
   g_last_stream = c->stream;
   c->last = ozgemmCallInfo_t{};
-  const long fp64_moduli = env_long("MOCK_FP64_OZAKI2", 0);
+  const long fp64_moduli = complex ? 0 : env_long("MOCK_FP64_OZAKI2", 0);
   const bool fixed = c->accuracy == OZGEMM_ACCURACY_FIXED;
   if (fixed || (fp64_moduli > 0 && c->scheme != OZGEMM_SCHEME_OZAKI1)) {
     // An emulation: Ozaki-II reports its moduli and slices 0, Ozaki-I its slices (ozgemm.h).
-    ozgemm::dropin::reference_dgemm(nota, notb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
-    const bool ozaki2 = fixed ? c->scheme == OZGEMM_SCHEME_OZAKI2 : true;
+    ozgemm::dropin::reference_gemm(nota, ta == CUBLAS_OP_C, notb, tb == CUBLAS_OP_C, m, n, k, *alpha, A, lda, B, ldb,
+                                   *beta, C, ldc);
+    const bool ozaki2 = complex || !fixed || c->scheme == OZGEMM_SCHEME_OZAKI2;
     c->last.variant = ozaki2 ? OZGEMM_VARIANT_PARTIALLY_FUSED : OZGEMM_VARIANT_FULLY_FUSED;
     c->last.scheme = ozaki2 ? OZGEMM_SCHEME_OZAKI2 : OZGEMM_SCHEME_OZAKI1;
     if (ozaki2)
-      c->last.moduli = fixed ? (c->moduli ? c->moduli : OZGEMM_DEFAULT_MODULI) : int(fp64_moduli);
+      c->last.moduli = !fixed     ? int(fp64_moduli)
+                       : c->moduli ? c->moduli
+                                   : (complex ? OZGEMM_DEFAULT_COMPLEX_MODULI : OZGEMM_DEFAULT_MODULI);
     else
       c->last.slices = c->slices ? c->slices : OZGEMM_DEFAULT_SLICES;
-    std::snprintf(c->last.reason, sizeof c->last.reason, "mock: %s %s %d %s", fixed ? "fixed" : "fp64 mode chose",
-                  ozaki2 ? "Ozaki-II," : "Ozaki-I,", ozaki2 ? c->last.moduli : c->last.slices,
+    std::snprintf(c->last.reason, sizeof c->last.reason, "mock: %s %s%s %d %s", fixed ? "fixed" : "fp64 mode chose",
+                  complex ? "complex " : "", ozaki2 ? "Ozaki-II," : "Ozaki-I,", ozaki2 ? c->last.moduli : c->last.slices,
                   ozaki2 ? "moduli" : "slices");
   } else {
     cublasSetStream_v2(c->internal, c->stream);
-    if (cublasDgemm_v2(c->internal, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) != CUBLAS_STATUS_SUCCESS)
+    if (native(c->internal, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc) != CUBLAS_STATUS_SUCCESS)
       return OZGEMM_STATUS_EXECUTION_FAILED;
     c->last.variant = OZGEMM_VARIANT_NATIVE;
     c->last.fell_back = 1;
-    std::snprintf(c->last.reason, sizeof c->last.reason, "mock: fp64 mode ran native");
+    std::snprintf(c->last.reason, sizeof c->last.reason, "mock: fp64 mode ran native%s", complex ? " ZGEMM" : "");
   }
   return OZGEMM_STATUS_SUCCESS;
+}
+}  // namespace
+
+API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                               const double* alpha, const double* A, int lda, const double* B, int ldb,
+                               const double* beta, double* C, int ldc) {
+  return gemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+API ozgemmStatus_t ozgemmZgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                               const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda,
+                               const cuDoubleComplex* B, int ldb, const cuDoubleComplex* beta, cuDoubleComplex* C,
+                               int ldc) {
+  return gemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 API const char* ozgemmGetStatusString(ozgemmStatus_t s) {
   return s == OZGEMM_STATUS_EXECUTION_FAILED ? "MOCK_EXECUTION_FAILED" : "MOCK_STATUS";
