@@ -10,6 +10,58 @@
 namespace ozgemm {
 namespace cli {
 
+namespace {
+// `ozgemm model --complex`: native ZGEMM and the complex Ozaki-II scheme (2M) per device.
+int model_complex(const CliOptions& o, const Sizes& sz, const std::vector<model::DeviceSpec>& devs) {
+  const int moduli = o.moduli > 0 ? o.moduli : ozgemm::kDefaultComplexModuli;
+  const Variant variants[] = {Variant::Native, Variant::Unfused, Variant::PartiallyFused};
+  auto name = [&](Variant v) {
+    return v == Variant::Native ? std::string("native-zgemm") : std::string("ozaki2-complex-") + variant_name(v);
+  };
+  if (o.json) {
+    Json j;
+    j.begin_object();
+    j.field("command", "model");
+    json_problem_fields(j, sz, o);
+    j.field("complex", true).field("moduli", moduli);
+    j.key("predictions").begin_array();
+    for (const auto& d : devs)
+      for (auto v : variants) {
+        const auto p = model::predict_zgemm(v, sz.m, sz.n, sz.k, moduli, o.beta != 0.0, d);
+        j.begin_object();
+        j.field("device", d.name).field("variant", name(v));
+        if (v != Variant::Native) j.field("moduli", moduli);
+        j.field("ms", p.ms).field("tflops", p.tflops(sz.m, sz.n, sz.k));
+        for (const auto& ph : p.phases) j.field(ph.name + "_ms", ph.ms);
+        j.end_object();
+      }
+    j.end_array();
+    j.end_object();
+    std::cout << j.str() << "\n";
+    return kExitOk;
+  }
+  std::cout << "roofline model, complex (ZGEMM): " << sizes_text(sz) << ", " << moduli << " moduli (" << 2 * moduli
+            << " INT8 products: 2 per modulus), beta " << fmt_g(o.beta) << "; TFLOPS = 8mnk/time\n"
+            << "each phase takes max(ops / rate, bytes / bandwidth); phases add up; native ZGEMM: 8mnk at the FP64 rate\n\n";
+  TextTable t({"device", "variant", "pred. ms", "TFLOPS", "phases (ms)"});
+  for (const auto& d : devs) {
+    for (auto v : variants) {
+      const auto p = model::predict_zgemm(v, sz.m, sz.n, sz.k, moduli, o.beta != 0.0, d);
+      std::string ph;
+      for (const auto& x : p.phases) ph += (ph.empty() ? "" : ", ") + x.name + " " + fmt_fixed(x.ms, 3);
+      t.add_row({v == Variant::Native ? d.name + " (" + fmt_fixed(d.int8_tops, 0) + " TOPS, " +
+                                            fmt_fixed(d.bandwidth_gbs, 0) + " GB/s, " + fmt_fixed(d.fp64_tflops, 0) +
+                                            " FP64 TF)"
+                                      : "",
+                 name(v), fmt_fixed(p.ms, 3), fmt_fixed(p.tflops(sz.m, sz.n, sz.k), 1), ph});
+    }
+    t.add_separator();
+  }
+  t.print(std::cout);
+  return kExitOk;
+}
+}  // namespace
+
 int cmd_model(const CliOptions& o) {
   const Sizes sz = resolve_sizes(o, kDefaultSizeGpu);
   const int s = o.slices > 0 ? o.slices : 7;
@@ -20,6 +72,7 @@ int cmd_model(const CliOptions& o) {
       throw UsageError("--int8-tops and --bandwidth go together");
     devs.push_back({"custom", o.int8_tops, o.bandwidth_gbs, o.fp64_tflops > 0 ? o.fp64_tflops : 67.0});
   }
+  if (o.complex) return model_complex(o, sz, devs);
   const Variant variants[] = {Variant::Unfused, Variant::PartiallyFused, Variant::FullyFused, Variant::Native};
   if (o.json) {
     Json j;

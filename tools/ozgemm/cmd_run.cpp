@@ -70,14 +70,14 @@ int run_on_host(const CliOptions& o, const std::string& note) {
     if (o.scheme == Scheme::Auto && f.oz2.moduli > 0) moduli.push_back(f.oz2.moduli);
   }
   for (const int s : slices) {
-    const double ms = time_host_gemm(p, C, o.iters, [&](double* c) {
+    const double ms = time_host_gemm(p.C0, C, o.iters, [&](double* c) {
       ref::ozaki_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
                        p.ldc, s);
     });
     rows.push_back({"ozaki", "ozaki-I", s, 0, ms, ref::compare(C.data(), p.ldc, acc)});
   }
   for (const int nm : moduli) {
-    const double ms = time_host_gemm(p, C, o.iters, [&](double* c) {
+    const double ms = time_host_gemm(p.C0, C, o.iters, [&](double* c) {
       ref::ozaki2_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
                         p.ldc, nm);
     });
@@ -85,7 +85,7 @@ int run_on_host(const CliOptions& o, const std::string& note) {
                     ref::compare(C.data(), p.ldc, acc)});
   }
   {
-    const double ms = time_host_gemm(p, C, o.iters, [&](double* c) {
+    const double ms = time_host_gemm(p.C0, C, o.iters, [&](double* c) {
       ref::plain_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
                        p.ldc);
     });
@@ -173,14 +173,15 @@ int cmd_run(const CliOptions& o) {
   std::string reason;
 #if OZGEMM_HAVE_GPU_COMMANDS
   std::string why;
-  if (ozgemm::gpu_available(&why)) return run_on_gpu(o);
+  if (ozgemm::gpu_available(&why)) return o.complex ? run_complex_on_gpu(o, false) : run_on_gpu(o);
   reason = "no GPU available (" + why + ")";
 #else
   reason = "no GPU available (this build has no CUDA: no nvcc found, or -DOZGEMM_ENABLE_CUDA=OFF)";
 #endif
   const Sizes sz = resolve_sizes(o, kDefaultSizeHost);
-  return run_on_host(o, "ozgemm: " + reason + "; running the same algorithm through the host reference on a " +
-                            sizes_text(sz) + " problem");
+  const std::string note = "ozgemm: " + reason + "; running the same algorithm through the host reference on a " +
+                           (o.complex ? "complex " : "") + sizes_text(sz) + " problem";
+  return o.complex ? run_complex_on_host(o, note) : run_on_host(o, note);
 }
 
 }  // namespace cli

@@ -131,7 +131,7 @@ HostFp64 run_fp64_host(const HostProblem& p, const ref::AccurateResult& acc, Sch
   out.oz1_decided = allowed != Scheme::Ozaki2;
   out.oz2_decided = allowed != Scheme::Ozaki1;
   std::vector<double> C;
-  out.ms = time_host_gemm(p, C, iters, [&](double* c) {
+  out.ms = time_host_gemm(p.C0, C, iters, [&](double* c) {
     if (out.oz1_decided)
       out.oz1 = ref::decide_slices(p.transa, p.transb, p.m, p.n, p.k, p.A.data(), p.lda, p.B.data(), p.ldb);
     if (out.oz2_decided)
@@ -405,8 +405,8 @@ Json& Json::null() {
 
 void json_problem_fields(Json& j, const Sizes& s, const CliOptions& o) {
   j.field("m", s.m).field("n", s.n).field("k", s.k);
-  j.field("transa", std::string(1, static_cast<char>(o.transa)));
-  j.field("transb", std::string(1, static_cast<char>(o.transb)));
+  j.field("transa", std::string(1, o.conj_a ? 'C' : static_cast<char>(o.transa)));
+  j.field("transb", std::string(1, o.conj_b ? 'C' : static_cast<char>(o.transb)));
   j.field("alpha", o.alpha).field("beta", o.beta).field("seed", o.seed);
   j.field("default_slices", kDefaultSlices);
 }
