@@ -22,16 +22,6 @@ const char* path_name(Fp64Path p) {
 }
 }  // namespace
 
-void check_host_work(double work, const std::string& what) {
-  const double seconds = work / (kHostOpsPerSecondPerThread * std::max(1u, std::thread::hardware_concurrency()));
-  if (seconds > kHostRefuseSeconds)
-    throw UsageError(what + " would take about " + fmt_fixed(seconds / 60.0, 0) + " minutes on the host (limit " +
-                     fmt_fixed(kHostRefuseSeconds / 60.0, 0) + "); use a smaller --m/--n/--k, fewer slices (--slices), or a GPU");
-  if (seconds > kHostWarnSeconds)
-    std::cerr << "ozgemm: warning: " << what << " will take about " << fmt_fixed(seconds, 0) << " s on the host"
-              << std::endl;
-}
-
 int run_on_host(const CliOptions& o, const std::string& note) {
   reject_options(o, {"--variant", "--family", "--accumulator"}, "they choose GPU kernels, and this run uses the host reference");
   const bool fp64 = resolved_accuracy(o) == AccuracyOpt::Fp64;

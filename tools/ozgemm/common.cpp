@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <iostream>
 #include <ostream>
 #include <random>
 #include <thread>
@@ -40,6 +41,16 @@ HostProblem make_problem_layout(const CliOptions& o, const Sizes& s, double phi)
   p.B.assign(size_of(p.ldb, b_cols), 0.0);
   p.C0.assign(size_of(p.ldc, s.n), 0.0);
   return p;
+}
+
+void check_host_work(double work, const std::string& what) {
+  const double seconds = work / (kHostOpsPerSecondPerThread * std::max(1u, std::thread::hardware_concurrency()));
+  if (seconds > kHostRefuseSeconds)
+    throw UsageError(what + " would take about " + fmt_fixed(seconds / 60.0, 0) + " minutes on the host (limit " +
+                     fmt_fixed(kHostRefuseSeconds / 60.0, 0) + "); use a smaller --m/--n/--k, fewer slices (--slices), or a GPU");
+  if (seconds > kHostWarnSeconds)
+    std::cerr << "ozgemm: warning: " << what << " will take about " << fmt_fixed(seconds, 0) << " s on the host"
+              << std::endl;
 }
 
 int64_t gen_block_cols(int64_t rows) { return std::max<int64_t>(1, kGenBlockEntries / std::max<int64_t>(1, rows)); }
