@@ -319,6 +319,8 @@ std::string json_escape(const std::string& s);
 void json_problem_fields(Json& j, const Sizes& s, const CliOptions& o);
 // An ErrorMetrics as JSON fields: normwise, componentwise, elementwise, nonfinite_mismatch, compared.
 void json_error_fields(Json& j, const ref::ErrorMetrics& e);
+// A host table row's last fields, time_ms, gflops and the errors, and the end of its object.
+void json_timed_row_end(Json& j, double ms, double gflops, const ref::ErrorMetrics& e);
 // Where a measurement came from: "date" (UTC, today) and "commit" ($OZGEMM_COMMIT, if set).
 void json_provenance(Json& j);
 

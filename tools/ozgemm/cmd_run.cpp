@@ -118,9 +118,7 @@ int run_on_host(const CliOptions& o, const std::string& note) {
       j.key("moduli");
       r.moduli > 0 ? j.value(r.moduli) : j.null();
       j.field("default", r.method == "ozaki" && r.slices == kDefaultSlices);
-      j.field("time_ms", r.ms).field("gflops", gflops(r.ms));
-      json_error_fields(j, r.err);
-      j.end_object();
+      json_timed_row_end(j, r.ms, gflops(r.ms), r.err);
     }
     j.end_array().end_object();
     std::cout << j.str() << std::endl;

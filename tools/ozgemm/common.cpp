@@ -427,6 +427,12 @@ void json_error_fields(Json& j, const ref::ErrorMetrics& e) {
   j.field("nonfinite_mismatch", e.nonfinite_mismatch).field("compared", e.compared);
 }
 
+void json_timed_row_end(Json& j, double ms, double gflops, const ref::ErrorMetrics& e) {
+  j.field("time_ms", ms).field("gflops", gflops);
+  json_error_fields(j, e);
+  j.end_object();
+}
+
 void json_provenance(Json& j) {
   std::time_t t = std::time(nullptr);
   char buf[32];

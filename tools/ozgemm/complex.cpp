@@ -184,9 +184,7 @@ int run_complex_on_host(const CliOptions& o, const std::string& note) {
     for (const ComplexRow& r : rows) {
       j.begin_object();
       json_row(j, r);
-      j.field("time_ms", r.ms).field("gflops", gflops(r.ms));
-      json_error_fields(j, r.err);
-      j.end_object();
+      json_timed_row_end(j, r.ms, gflops(r.ms), r.err);
     }
     j.end_array().end_object();
     std::cout << j.str() << std::endl;
