@@ -5,21 +5,24 @@
 >>> c = ozgemm.matmul(a, b)            # a cupy.ndarray; the same call takes torch tensors, JAX arrays
 >>> ozgemm.last_call_info()            # what ran: variant, slice count, why
 
-* :func:`matmul` computes ``alpha * a @ b + beta * out`` for CUDA float64 arrays of any
+* :func:`matmul` computes ``alpha * a @ b + beta * out`` for CUDA float64 or complex128 arrays of any
   framework that speaks DLPack or ``__cuda_array_interface__`` (CuPy, PyTorch, JAX, Numba, ...),
   with ``numpy.matmul``'s semantics (stacks with broadcast batch dimensions: one library call per
   matrix; 1-D vectors), on the caller's current stream, and returns the caller's array type.
   Strides the BLAS-style C API can express cost no copy (transposed views, sub-blocks, broadcast
   batches); other views are copied by their framework first, as its own ``matmul`` does.
   PyTorch tensors that require grad get a result with a ``grad_fn`` (the backward runs through
-  ozgemm too).
+  ozgemm too). complex128 operands run ozgemmZgemm: the complex Ozaki-II scheme ("2M", two INT8
+  products per modulus) in FIXED mode, native ZGEMM in FP64 mode (its complex decision is not built
+  yet; :func:`last_call_info` says so).
 * :func:`plan` says what a call would run, :func:`info` what this build and machine offer,
   :func:`last_call_info` what the last call ran (``scheme``: ``"native"``, ``"ozaki1"`` or
   ``"ozaki2"``).
 * Errors of the library raise :class:`OzgemmError` (``.status``, ``.status_name`` and the
   library's status string); bad arguments raise TypeError/ValueError before anything runs.
-* :mod:`ozgemm.reference` runs the same Ozaki-I algorithm on the CPU (numpy arrays): the bits
-  every emulated GPU variant gives in FIXED mode, and the error measures of docs/guide.md.
+* :mod:`ozgemm.reference` runs the same algorithms on the CPU (numpy arrays): the bits every
+  emulated GPU variant gives in FIXED mode (Ozaki-I, Ozaki-II, complex Ozaki-II), and the error
+  measures of docs/guide.md.
 
 Accuracy modes (docs/guide.md): ``accuracy="fp64"`` (default) chooses per call from the data the
 scheme (``scheme="auto"``, default: Ozaki-I or Ozaki-II, whichever is expected faster here) and its
@@ -32,7 +35,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import threading
-from typing import Any, Dict, List, Literal, Optional, Tuple
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
 from . import _arrays, _batch, _cuda_libs, _frameworks
 
@@ -52,7 +55,7 @@ except ImportError as e:  # e.g. libcublas.so not found by the loader
 __all__ = [
     "matmul", "plan", "info", "last_call_info", "OzgemmError", "Plan", "CallInfo",
     "VARIANTS", "ACCURACY_MODES", "SCHEMES", "STATUS_NAMES", "DEFAULT_SLICES", "MAX_SLICES", "DEFAULT_MODULI",
-    "MIN_MODULI", "MAX_MODULI", "__version__",
+    "DEFAULT_COMPLEX_MODULI", "MIN_MODULI", "MAX_MODULI", "__version__",
 ]
 
 __version__: str = getattr(_ozgemm, "__version__", "unknown")
@@ -76,6 +79,8 @@ MAX_SLICES: int = getattr(_ozgemm, "MAX_SLICES", 20)
 DEFAULT_MODULI: int = getattr(_ozgemm, "DEFAULT_MODULI", 14)
 MIN_MODULI: int = getattr(_ozgemm, "MIN_MODULI", 2)
 MAX_MODULI: int = getattr(_ozgemm, "MAX_MODULI", 20)
+#: The moduli count of complex128 products in FIXED mode without moduli= (OZGEMM_DEFAULT_COMPLEX_MODULI).
+DEFAULT_COMPLEX_MODULI: int = getattr(_ozgemm, "DEFAULT_COMPLEX_MODULI", 16)
 
 
 _last_device = threading.local()  # the device of this thread's last matmul (last_call_info)
@@ -149,7 +154,8 @@ def _lib() -> Any:
 
 class _Options:
     """The C API options of one call: ozgemmAccuracy_t, slices (0: default/none), ozgemmScheme_t,
-    moduli (0: default), ozgemmVariant_t."""
+    moduli (0: default), ozgemmVariant_t. The checks that depend on the operands' dtype run in
+    :meth:`check` (once the arrays are read)."""
 
     def __init__(self, accuracy: str, slices: Optional[int], variant: str, scheme: str, moduli: Optional[int]):
         if not isinstance(accuracy, str) or accuracy.lower() not in ACCURACY_MODES:
@@ -160,18 +166,30 @@ class _Options:
         self.scheme = SCHEMES[scheme.lower().replace("-", "")]
         self.slices = _count("slices", slices, 1, MAX_SLICES)
         self.moduli = _count("moduli", moduli, MIN_MODULI, MAX_MODULI)
-        if self.scheme == SCHEMES["ozaki2"]:
-            if slices is not None:
-                raise ValueError("slices= is the Ozaki-I count; scheme='ozaki2' takes moduli=")
-            if moduli is not None:
-                self.accuracy = ACCURACY_MODES["fixed"]  # as ozgemmSetModuli(h, n > 0): a count is FIXED mode
-        elif moduli is not None:
-            raise ValueError("moduli= applies to scheme='ozaki2'")
+        if self.scheme == SCHEMES["ozaki2"] and slices is not None:
+            raise ValueError("slices= is the Ozaki-I count; scheme='ozaki2' takes moduli=")
+        if moduli is not None:
+            self.accuracy = ACCURACY_MODES["fixed"]  # as ozgemmSetModuli(h, n > 0): a count is FIXED mode
+        self._moduli_given, self._slices_given = moduli is not None, slices is not None
         if slices is not None:
             self.accuracy = ACCURACY_MODES["fixed"]  # as ozgemmSetSlices(h, s > 0): a slice count is FIXED mode
         if not isinstance(variant, str) or variant.lower().replace("-", "_") not in VARIANTS:
             raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
         self.variant = VARIANTS[variant.lower().replace("-", "_")]
+
+    def check(self, dtype: str) -> None:
+        """The options' checks for operands of `dtype`: float64 products take moduli= with
+        scheme='ozaki2' only; complex128 products (ozgemmZgemm) run the complex Ozaki-II scheme
+        whatever the scheme (auto or ozaki2), so they take moduli= and refuse slices= and 'ozaki1'."""
+        if dtype == "complex128":
+            if self.scheme == SCHEMES["ozaki1"]:
+                raise ValueError("scheme='ozaki1': the Ozaki-I scheme has no complex form; complex128 products run "
+                                 "the complex Ozaki-II scheme (scheme='auto' or 'ozaki2', moduli=) or native ZGEMM")
+            if self._slices_given:
+                raise ValueError("slices= is the Ozaki-I count; complex128 products run the complex Ozaki-II "
+                                 "scheme, which takes moduli=")
+        elif self._moduli_given and self.scheme != SCHEMES["ozaki2"]:
+            raise ValueError("moduli= applies to scheme='ozaki2' (float64) or to complex128 operands")
 
     def args(self) -> Tuple[int, int, int, int, int]:
         return self.accuracy, self.slices, self.scheme, self.moduli, self.variant
@@ -191,13 +209,23 @@ def _count(name: str, v: Optional[int], lo: int, hi: int) -> int:
     return v
 
 
-def _scalar(name: str, v: Any) -> float:
-    if isinstance(v, complex):
-        raise TypeError(f"{name} must be a real number, got {v!r}")
+Scalar = Union[float, complex]
+
+
+def _scalar(name: str, v: Any) -> Scalar:
+    """v as a Python float, or complex where it is a complex number (Python, numpy or a 0-D
+    tensor of a complex dtype); complex ones need complex128 operands (:meth:`_Prepared`)."""
+    dtype = getattr(v, "dtype", None)
+    if isinstance(v, complex) or getattr(dtype, "kind", None) == "c" or getattr(dtype, "is_complex", False):
+        try:
+            return complex(v)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be a number, got {type(v).__name__}") from None
     try:
         return float(v)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {type(v).__name__}") from None
+        raise TypeError(f"{name} must be a real number (or complex, for complex128 operands), "
+                        f"got {type(v).__name__}") from None
 
 
 def _resolve_device(lib: Any, d: _arrays.ArrayDesc, fallback: Optional[int]) -> int:
@@ -214,12 +242,14 @@ def _resolve_device(lib: Any, d: _arrays.ArrayDesc, fallback: Optional[int]) -> 
 
 
 class _Prepared:
-    """The arrays and options of one matmul/plan call, validated, and the ozgemmDgemm calls that
-    compute it (one per matrix of the broadcast batch: ozgemm._batch). Every argument check runs
-    before the first CUDA call (device lookups, copies, allocation, stream ordering)."""
+    """The arrays and options of one matmul/plan call, validated, and the ozgemmDgemm (float64) or
+    ozgemmZgemm (complex128) calls that compute it (one per matrix of the broadcast batch:
+    ozgemm._batch). Every argument check runs before the first CUDA call (device lookups, copies,
+    allocation, stream ordering). A float64 operand of a complex128 product is copied to complex128
+    by its framework (numpy's promotion)."""
 
-    def __init__(self, a: Any, b: Any, out: Any, options: _Options, stream: Any, beta: float, allocate: bool,
-                 what: str = "ozgemm.matmul"):
+    def __init__(self, a: Any, b: Any, out: Any, options: _Options, stream: Any, alpha: Scalar, beta: Scalar,
+                 allocate: bool, what: str = "ozgemm.matmul"):
         lib = _lib()
         self.options = options
         dev = _arrays.peek_device(a)
@@ -231,6 +261,17 @@ class _Prepared:
             return _arrays.describe(x, name, stream=self.stream, dlpack_reader=lib.dlpack_info)
 
         A, B = read(a, "a"), read(b, "b")
+        #: "float64" or "complex128": numpy's result dtype of the operands
+        self.dtype = dtype = "complex128" if "complex128" in (A.dtype, B.dtype) else "float64"
+        if not allocate and dtype == "complex128":
+            raise ValueError(f"{what} takes float64 matrices (ozgemmPlanCall has no complex form); a complex128 "
+                             "product runs the complex Ozaki-II scheme in FIXED mode (moduli=, default "
+                             f"{DEFAULT_COMPLEX_MODULI}) and native ZGEMM in FP64 mode")
+        options.check(dtype)
+        for name, v in (("alpha", alpha), ("beta", beta)):
+            if isinstance(v, complex) and dtype == "float64":
+                raise TypeError(f"{name} must be a real number for float64 operands, got {v!r} (a complex scalar "
+                                "needs complex128 operands)")
         self.shape = shape = _batch.matmul_shape(A.shape, B.shape)
         if not allocate and (len(A.shape), len(B.shape)) != (2, 2):
             raise ValueError(f"{what} takes 2-D matrices, got a of shape {A.shape} and b of shape {B.shape} "
@@ -241,6 +282,9 @@ class _Prepared:
                 raise ValueError("beta != 0 needs out= (the matrix that beta scales)")
         else:
             C = read(out, "out")
+            if C.dtype != dtype:
+                raise TypeError(f"out: expected {dtype} (the result's dtype for a {A.dtype} and b {B.dtype}), "
+                                f"got {C.dtype}")
             if C.readonly:
                 why = "JAX arrays are immutable" if C.framework == "jax" else "the array is read-only"
                 raise ValueError(f"out: cannot write the result into it ({why})")
@@ -251,11 +295,22 @@ class _Prepared:
             if _batch.repeats_elements(C):
                 raise ValueError(f"out: strides {C.strides} (elements) for shape {C.shape} write several results "
                                  "into one element (a broadcast view, stride 0); pass an array without repeats")
-        # What is copied (ozgemm._batch): inputs whose matrices have no BLAS layout, an out that
-        # cannot be written in place (computed into a temporary, then copied into out).
-        copy_a = _batch.needs_copy(_batch.stacked(A, "a", shape))
-        copy_b = _batch.needs_copy(_batch.stacked(B, "b", shape))
+        # What is copied (ozgemm._batch): an out that cannot be written in place (computed into a
+        # temporary, a new C-order array, then copied into out); float64 inputs of a complex128
+        # product (converted); inputs whose matrices have no BLAS layout, or that are conjugate
+        # views the calls cannot take with the written array's layout.
         via_temp = C is not None and not _batch.writable_in_place(_batch.stacked(C, "out", shape))
+        written = C if C is not None and not via_temp else _arrays.ArrayDesc(
+            "out", "new", 0, shape.result, _arrays.c_strides(shape.result), None, dtype=dtype)
+        transposed = _batch.result_transposed(_batch.stacked(written, "out", shape))
+        promote_a, promote_b = A.dtype != dtype, B.dtype != dtype
+        for flag, x, d in ((promote_a, a, A), (promote_b, b, B)):
+            if flag and not _frameworks.can_copy(x):
+                raise TypeError(f"{d.name}: a float64 operand of a complex128 product is converted to complex128 "
+                                f"(numpy's promotion), which ozgemm does for {', '.join(_frameworks.COPYABLE)} "
+                                f"arrays only; got a {d.framework} array (pass it as complex128)")
+        copy_a = promote_a or _batch.needs_copy(_batch.stacked(A, "a", shape), transposed)
+        copy_b = promote_b or _batch.needs_copy(_batch.stacked(B, "b", shape), transposed)
         for flag, x, d in ((copy_a, a, A), (copy_b, b, B), (via_temp, out, C)):
             if flag and not _frameworks.can_copy(x):
                 raise _arrays.layout_error(_batch.matrix(_batch.stacked(d, d.name, shape)),
@@ -274,10 +329,10 @@ class _Prepared:
         # frameworks' allocators reuse a freed block for later work of the same stream only).
         self.copied_inputs: List[Any] = []
         if copy_a:
-            self.copied_inputs.append(_frameworks.contiguous_copy(a, da, self.stream))
+            self.copied_inputs.append(_frameworks.contiguous_copy(a, da, self.stream, dtype if promote_a else None))
             A = read(self.copied_inputs[-1], "a")
         if copy_b:
-            self.copied_inputs.append(_frameworks.contiguous_copy(b, da, self.stream))
+            self.copied_inputs.append(_frameworks.contiguous_copy(b, da, self.stream, dtype if promote_b else None))
             B = read(self.copied_inputs[-1], "b")
         self.result: Any = out
         self.temp: Any = None  # the temporary result copied into out (via_temp)
@@ -285,12 +340,12 @@ class _Prepared:
             if allocate:
                 if via_temp:  # beta != 0 reads out: the temporary starts as its copy
                     self.temp = (_frameworks.contiguous_copy(out, da, self.stream) if beta != 0.0
-                                 else _frameworks.empty(out, shape.result, da, _device_buffer, self.stream))
+                                 else _frameworks.empty(out, shape.result, dtype, da, _device_buffer, self.stream))
                 else:
-                    self.result = _frameworks.empty(a, shape.result, da, _device_buffer)
+                    self.result = _frameworks.empty(a, shape.result, dtype, da, _device_buffer)
                 C = read(self.temp if via_temp else self.result, "out")
             else:  # plan(): the C-order array matmul would allocate
-                C = _arrays.ArrayDesc("out", "new", 0, shape.result, _arrays.c_strides(shape.result), None)
+                C = written
         self.calls = _batch.gemm_calls(_batch.stacked(A, "a", shape), _batch.stacked(B, "b", shape),
                                        _batch.stacked(C, "out", shape), shape)
         # __cuda_array_interface__ v3: order after the producers' streams.
@@ -306,13 +361,13 @@ class _Prepared:
             _frameworks.copy_into(self.result, self.temp, self.device, self.stream)
 
 
-def _device_buffer(shape: Tuple[int, ...], device: int) -> Any:
-    """A new C-order float64 buffer of ozgemm's, exported through DLPack: the result for JAX and
-    other producers than CuPy and PyTorch (see matmul)."""
+def _device_buffer(shape: Tuple[int, ...], dtype: str, device: int) -> Any:
+    """A new C-order buffer of ozgemm's ("float64" or "complex128"), exported through DLPack: the
+    result for JAX and other producers than CuPy and PyTorch (see matmul)."""
     ok, why, _ = _lib().gpu_status(device)
     if not ok:
         raise OzgemmError(3, "ozgemm.matmul", why)  # OZGEMM_STATUS_ARCH_MISMATCH
-    return _lib().device_empty(list(shape), device)
+    return _lib().device_empty(list(shape), device, dtype == "complex128")
 
 
 def _same_stream(s1: int, s2: int) -> bool:
@@ -320,13 +375,13 @@ def _same_stream(s1: int, s2: int) -> bool:
     return s1 == s2 or (s1 in legacy and s2 in legacy)
 
 
-def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float = 0.0, accuracy: str = "fp64",
+def matmul(a: Any, b: Any, *, out: Any = None, alpha: Scalar = 1.0, beta: Scalar = 0.0, accuracy: str = "fp64",
            slices: Optional[int] = None, variant: str = "auto", stream: Any = None, scheme: str = "auto",
            moduli: Optional[int] = None) -> Any:
     """``alpha * a @ b + beta * out`` in FP64 on the GPU, emulated on INT8 tensor cores.
 
     Args:
-        a, b: CUDA float64 arrays of CuPy, PyTorch, JAX or any producer of DLPack /
+        a, b: CUDA float64 or complex128 arrays of CuPy, PyTorch, JAX or any producer of DLPack /
             ``__cuda_array_interface__``, with ``numpy.matmul``'s shapes: matrices (m x k and
             k x n); stacks of matrices (N-D: the last two dimensions; the batch dimensions
             broadcast, numpy's rules), computed as one library call per matrix; 1-D vectors (a of
@@ -338,13 +393,19 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
             array first by their own framework (CuPy, PyTorch, JAX) on the call's stream, as
             ``cupy.matmul`` and ``torch.matmul`` do; such views of other producers raise
             ValueError. Host arrays (numpy, CPU tensors) raise TypeError.
-        out: CUDA float64 array of the result's shape (must not overlap a or b). Written in place
+            complex128 (either operand) runs ozgemmZgemm: a float64 operand is converted to
+            complex128 by its framework first (numpy's promotion; other producers raise
+            TypeError). PyTorch's lazy conjugate views (``x.conj()``, ``x.mH``) are passed as
+            the conjugate transpose (CUBLAS_OP_C) where the result's layout allows (``a @ b.mH``
+            into a C-order result: no copy), else copied with the conjugate resolved.
+        out: CUDA array of the result's shape and dtype (must not overlap a or b). Written in place
             when its matrices have such a layout and do not overlap each other; otherwise (CuPy,
             PyTorch) the result is computed into a temporary and copied into ``out``, as
             ``torch.matmul(..., out=)`` does. A broadcast ``out`` (stride 0) raises ValueError.
             None: a new C-contiguous array of a's framework (for JAX and other producers a
             DLPack-capable ozgemm buffer, handed to JAX with ``jax.dlpack.from_dlpack``).
-        alpha, beta: scalars; ``beta != 0`` needs ``out`` (C is read only when beta != 0).
+        alpha, beta: scalars, complex for complex128 operands (TypeError for float64 ones);
+            ``beta != 0`` needs ``out`` (C is read only when beta != 0).
         accuracy: ``"fp64"`` (default: the slice count is chosen per call from the data so that
             ``|C - AB| <= min(4, k) u |A||B|`` entrywise, or native DGEMM runs) or ``"fixed"``.
         slices: a fixed slice count 1..MAX_SLICES (selects ``"fixed"``, like ozgemmSetSlices);
@@ -360,10 +421,16 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
             (the integer CRT scheme, one INT8 product per modulus, unfused path; FP64 mode chooses
             the moduli count, ``moduli`` MIN_MODULI..MAX_MODULI selects FIXED mode at that count,
             ``accuracy="fixed"`` without it: DEFAULT_MODULI).
+            complex128 operands: FIXED mode (``moduli=``, with scheme ``"auto"`` or ``"ozaki2"``,
+            or ``accuracy="fixed"``: DEFAULT_COMPLEX_MODULI) runs the complex Ozaki-II scheme ("2M":
+            two INT8 products per modulus; variants ``"auto"``, ``"unfused"``, ``"partially_fused"``);
+            FP64 mode runs native ZGEMM (``last_call_info().reason`` says why). ``scheme="ozaki1"``
+            and ``slices=`` raise ValueError there (Ozaki-I has no complex form).
 
     Autograd: a PyTorch tensor that requires grad (with grad mode on) gives a result with a
-    ``grad_fn``: the backward runs ``alpha * g @ b^T`` and ``alpha * a^T @ g`` through ozgemm.matmul
-    with the same options, summed over broadcast batch dimensions. ``out=`` (and so ``beta``) is
+    ``grad_fn``: the backward runs ``conj(alpha) * g @ b^H`` and ``conj(alpha) * a^H @ g`` (PyTorch's
+    convention for complex gradients; ``b^T``, ``a^T`` for float64) through ozgemm.matmul with the
+    same options, summed over broadcast batch dimensions. ``out=`` (and so ``beta``) is
     refused there with ValueError, as PyTorch refuses ``out=`` with autograd.
 
     Returns:
@@ -389,13 +456,14 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: float = 1.0, beta: float =
                                  "torch.no_grad()")
             return _torch_autograd.matmul(a, b, alpha, dict(accuracy=accuracy, slices=slices, variant=variant,
                                                             stream=stream, scheme=scheme, moduli=moduli))
-    p = _Prepared(a, b, out, options, stream, beta, allocate=True)
+    p = _Prepared(a, b, out, options, stream, alpha, beta, allocate=True)
     lib = _lib()
+    gemm = lib.zgemm if p.dtype == "complex128" else lib.dgemm
     for c in p.calls:
-        st = lib.dgemm(p.device, p.stream, c.transa, c.transb, c.m, c.n, c.k, alpha, c.A, c.lda, c.B, c.ldb, beta,
-                       c.C, c.ldc, *options.args())
+        st = gemm(p.device, p.stream, c.transa, c.transb, c.m, c.n, c.k, alpha, c.A, c.lda, c.B, c.ldb, beta,
+                  c.C, c.ldc, *options.args())
         if st != 0:
-            raise OzgemmError(st, "ozgemmDgemm", f"{c}, device {p.device}")
+            raise OzgemmError(st, c.function, f"{c}, device {p.device}")
     if p.calls:
         _last_device.value = p.device
     p.finish()
@@ -419,7 +487,9 @@ def plan(a: Any, b: Any, *, out: Any = None, accuracy: str = "fp64", slices: Opt
     """What ``matmul(a, b, out=out, ...)`` with these options would run (no GEMM runs).
 
     Matrices only: a and b must be 2-D (ValueError for stacks and vectors, whose matmul is one
-    call per matrix: plan one matrix of the stack). Views that matmul copies are copied here too
+    call per matrix: plan one matrix of the stack), float64 (ValueError for complex128:
+    ozgemmPlanCall has no complex form; FIXED mode runs the complex Ozaki-II scheme, FP64 mode
+    native ZGEMM). Views that matmul copies are copied here too
     (FP64 mode reads the data); ``Plan.copies`` names them.
     The answer is exact in both accuracy modes (ozgemmPlanCall: FP64 mode reads a and b,
     synchronously, to choose the slice count); FIXED mode also gives the workspace the call needs
@@ -427,7 +497,7 @@ def plan(a: Any, b: Any, *, out: Any = None, accuracy: str = "fp64", slices: Opt
     Raises like :func:`matmul`.
     """
     options = _Options(accuracy, slices, variant, scheme, moduli)
-    p = _Prepared(a, b, out, options, stream, 0.0, allocate=False, what="ozgemm.plan")
+    p = _Prepared(a, b, out, options, stream, 1.0, 0.0, allocate=False, what="ozgemm.plan")
     lib = _lib()
     (c,) = p.calls
     acc = options.accuracy_name
@@ -456,7 +526,9 @@ def _call_info(t: Tuple[int, int, float, float, int, str, int, int]) -> CallInfo
 
 
 def last_call_info(device: Optional[int] = None) -> CallInfo:
-    """What the last successful :func:`matmul` of this thread on `device` ran (ozgemmGetLastCallInfo).
+    """What the last successful :func:`matmul` of this thread on `device` ran (ozgemmGetLastCallInfo),
+    float64 or complex128 (a complex one: scheme "ozaki2" with its moduli count, or "native" with
+    the reason).
 
     device: the CUDA device ordinal; None: the device of this thread's last matmul call.
     Raises OzgemmError(OZGEMM_STATUS_NOT_INITIALIZED) before the first call.

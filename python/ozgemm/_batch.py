@@ -15,6 +15,9 @@
   layout and provably do not overlap each other (:func:`writable_in_place`); otherwise the result is
   computed into a temporary and copied into ``out``, except where ``out`` repeats an element
   (a dimension of stride 0: :func:`repeats_elements`), which is refused, as PyTorch refuses it.
+* complex128 operands run ozgemmZgemm with the same mapping; PyTorch's lazy conjugate views are
+  passed as op "C" where the result's layout allows (:func:`ozgemm._arrays.operand_layout`), else
+  copied.
 
 Descriptions (:class:`ozgemm._arrays.ArrayDesc`) are turned into stacks (:func:`stacked`: the
 size-1 dimensions numpy inserts for 1-D operands, with stride 0, which is never used) and into
@@ -26,7 +29,7 @@ import dataclasses
 import itertools
 from typing import List, Tuple
 
-from ._arrays import ITEMSIZE, ArrayDesc, GemmCall, blas_layout, gemm_call
+from ._arrays import ArrayDesc, GemmCall, blas_layout, gemm_call, operand_layout, out_transposed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +102,7 @@ def stacked(d: ArrayDesc, role: str, shape: MatmulShape) -> ArrayDesc:
 
 def matrix(d: ArrayDesc, offset: int = 0) -> ArrayDesc:
     """The matrix of the stack `d` that starts `offset` elements after d.ptr (its last two dimensions)."""
-    return dataclasses.replace(d, ptr=d.ptr + offset * ITEMSIZE, shape=d.shape[-2:], strides=d.strides[-2:])
+    return dataclasses.replace(d, ptr=d.ptr + offset * d.itemsize, shape=d.shape[-2:], strides=d.strides[-2:])
 
 
 def batch_offsets(d: ArrayDesc, batch: Tuple[int, ...]) -> List[int]:
@@ -116,10 +119,17 @@ def batch_offsets(d: ArrayDesc, batch: Tuple[int, ...]) -> List[int]:
     return offsets
 
 
-def needs_copy(d: ArrayDesc) -> bool:
+def needs_copy(d: ArrayDesc, transposed: bool) -> bool:
     """The stack `d` (an input, :func:`stacked`) cannot be passed without a copy: the strides of its
-    matrices form no BLAS layout (its batch strides never need one)."""
-    return blas_layout(matrix(d)) is None
+    matrices form no BLAS layout (its batch strides never need one), or it is a lazy conjugate
+    (negative) view that the call cannot take as it is (:func:`ozgemm._arrays.operand_layout`).
+    `transposed`: the call computes C^T (:func:`result_transposed`)."""
+    return operand_layout(matrix(d), transposed) is None
+
+
+def result_transposed(out: ArrayDesc) -> bool:
+    """The calls that write the stack `out` compute C^T = B^T A^T (its matrices are row-major)."""
+    return out_transposed(matrix(out))
 
 
 def repeats_elements(d: ArrayDesc) -> bool:
@@ -144,12 +154,13 @@ def provably_one_to_one(d: ArrayDesc) -> bool:
 
 def writable_in_place(d: ArrayDesc) -> bool:
     """The result can be written straight into the stack `d` (an ``out``, :func:`stacked`): its
-    matrices have a BLAS layout and no two of its elements share an address."""
-    return blas_layout(matrix(d)) is not None and provably_one_to_one(d)
+    matrices have a BLAS layout, no two of its elements share an address, and it is no lazy
+    conjugate or negative view (PyTorch's bits: written through a temporary, which its copy_ resolves)."""
+    return blas_layout(matrix(d)) is not None and provably_one_to_one(d) and not (d.conj or d.neg)
 
 
 def gemm_calls(a: ArrayDesc, b: ArrayDesc, out: ArrayDesc, shape: MatmulShape) -> List[GemmCall]:
-    """One ozgemmDgemm call per matrix of the batch (C order) computing out = a @ b; a, b and out are
+    """One ozgemmDgemm (ozgemmZgemm) call per matrix of the batch (C order) computing out = a @ b; a, b and out are
     stacks (:func:`stacked`). Raises ValueError for a matrix layout the C API cannot take (copy
     first: :func:`needs_copy`, :func:`writable_in_place`)."""
     return [gemm_call(matrix(a, oa), matrix(b, ob), matrix(out, oc))

@@ -54,39 +54,45 @@ def on_stream(x: Any, device: int, stream: int) -> Iterator[None]:
         yield
 
 
-def contiguous_copy(x: Any, device: int, stream: int) -> Any:
-    """A C-order copy of x made by its framework (:data:`COPYABLE`) on `device` and `stream`."""
+def contiguous_copy(x: Any, device: int, stream: int, dtype: Optional[str] = None) -> Any:
+    """A C-order copy of x made by its framework (:data:`COPYABLE`) on `device` and `stream`,
+    converted to `dtype` ("float64", "complex128"; None: x's dtype): numpy's promotion of a real
+    operand of a complex product. PyTorch's lazy conjugate and negative bits are resolved."""
     fw = kind(x)
     with on_stream(x, device, stream):
         if fw == "torch":
             import torch
 
+            if dtype is not None:
+                return x.detach().to(dtype=getattr(torch, dtype), memory_format=torch.contiguous_format, copy=True)
             return x.detach().clone(memory_format=torch.contiguous_format)
         if fw == "cupy":
-            return x.copy(order="C")
+            return x.astype(dtype, order="C", copy=True) if dtype is not None else x.copy(order="C")
         if fw == "jax":
             import jax.numpy as jnp
 
-            return jnp.array(x, copy=True)
+            return jnp.array(x, dtype=dtype, copy=True)
     raise TypeError(f"ozgemm cannot copy {type(x).__module__}.{type(x).__qualname__} arrays")
 
 
-def empty(like: Any, shape: Tuple[int, ...], device: int, new_buffer: Any, stream: Optional[int] = None) -> Any:
-    """A new C-order float64 array of `shape` on `device`: of like's framework for PyTorch and
-    CuPy, allocated for `stream` (None: the framework's current stream; a temporary's is the
-    call's), else ``new_buffer(shape, device)`` (ozgemm's DLPack buffer; see ozgemm.matmul)."""
+def empty(like: Any, shape: Tuple[int, ...], dtype: str, device: int, new_buffer: Any,
+          stream: Optional[int] = None) -> Any:
+    """A new C-order array of `shape` and `dtype` ("float64", "complex128") on `device`: of like's
+    framework for PyTorch and CuPy, allocated for `stream` (None: the framework's current stream; a
+    temporary's is the call's), else ``new_buffer(shape, dtype, device)`` (ozgemm's DLPack buffer;
+    see ozgemm.matmul)."""
     fw = kind(like)
     with on_stream(like, device, stream) if stream is not None else contextlib.nullcontext():
         if fw == "torch":
             import torch
 
-            return torch.empty(shape, dtype=torch.float64, device=torch.device("cuda", device))
+            return torch.empty(shape, dtype=getattr(torch, dtype), device=torch.device("cuda", device))
         if fw == "cupy":
             import cupy
 
             with cupy.cuda.Device(device):
-                return cupy.empty(shape, dtype=cupy.float64)
-    return new_buffer(shape, device)
+                return cupy.empty(shape, dtype=dtype)
+    return new_buffer(shape, dtype, device)
 
 
 def copy_into(dst: Any, src: Any, device: int, stream: int) -> None:

@@ -2,7 +2,9 @@
 
 * :func:`ozaki_matmul` runs the whole Ozaki-I algorithm on the CPU in the documented order: the
   bits every emulated GPU variant gives with ``ozgemm.matmul(..., slices=s)`` (FIXED mode);
-  :func:`ozaki2_matmul` the same for the Ozaki scheme II (``scheme="ozaki2", moduli=n``).
+  :func:`ozaki2_matmul` the same for the Ozaki scheme II (``scheme="ozaki2", moduli=n``), and for
+  complex128 matrices the complex Ozaki-II scheme ("2M"): the bits of ozgemm.matmul on complex128
+  arrays in FIXED mode (``moduli=n``).
 * :func:`errors` measures a result against a double-double reference with the three error
   measures defined in docs/guide.md (normwise, componentwise, elementwise).
 
@@ -23,32 +25,35 @@ def _lib() -> Any:
     return _lib()
 
 
-def _host_desc(x: Any, name: str, *, writable: bool = False) -> _arrays.ArrayDesc:
+def _host_desc(x: Any, name: str, *, writable: bool = False, dtypes: Tuple[str, ...] = ("float64",)
+               ) -> _arrays.ArrayDesc:
     import numpy as np
 
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{name}: expected a numpy.ndarray (the host reference runs on the CPU), "
                         f"got {type(x).__module__}.{type(x).__qualname__}")
-    if x.dtype != np.float64:
-        raise TypeError(f"{name}: expected float64, got {x.dtype}")
+    if str(x.dtype) not in dtypes:
+        raise TypeError(f"{name}: expected {' or '.join(dtypes)}, got {x.dtype}")
     if x.ndim != 2:
         raise ValueError(f"{name}: expected a 2-D array, got shape {x.shape}")
     if writable and not x.flags.writeable:
         raise ValueError(f"{name}: the array is read-only")
-    if any(s % 8 for s in x.strides):
-        raise ValueError(f"{name}: strides {x.strides} are not multiples of 8 bytes")
-    return _arrays.ArrayDesc(name, "numpy", int(x.ctypes.data), tuple(x.shape), tuple(s // 8 for s in x.strides), -1)
+    size = _arrays.ITEMSIZE[str(x.dtype)]
+    if any(s % size for s in x.strides):
+        raise ValueError(f"{name}: strides {x.strides} are not multiples of {size} bytes")
+    return _arrays.ArrayDesc(name, "numpy", int(x.ctypes.data), tuple(x.shape), tuple(s // size for s in x.strides),
+                             -1, dtype=str(x.dtype))
 
 
-def _input(x: Any, name: str) -> Tuple[Any, _arrays.ArrayDesc]:
+def _input(x: Any, name: str, dtypes: Tuple[str, ...] = ("float64",)) -> Tuple[Any, _arrays.ArrayDesc]:
     """(array, description); inputs the C API cannot express (negative or zero strides) are
     copied, which is cheap on the host. Keep the returned array alive through the call."""
     import numpy as np
 
-    d = _host_desc(x, name)
+    d = _host_desc(x, name, dtypes=dtypes)
     if _arrays.blas_layout(d) is None:
         x = np.ascontiguousarray(x)
-        d = _host_desc(x, name)
+        d = _host_desc(x, name, dtypes=dtypes)
     return x, d
 
 
@@ -63,28 +68,46 @@ def ozaki_matmul(a: Any, b: Any, *, slices: int = 8, out: Any = None, alpha: flo
     return _host_gemm("host_ozaki", a, b, out, alpha, beta, int(slices))
 
 
-def ozaki2_matmul(a: Any, b: Any, *, moduli: int = 14, out: Any = None, alpha: float = 1.0,
-                  beta: float = 0.0) -> Any:
+def ozaki2_matmul(a: Any, b: Any, *, moduli: Optional[int] = None, out: Any = None, alpha: Any = 1.0,
+                  beta: Any = 0.0) -> Any:
     """As :func:`ozaki_matmul` through the Ozaki scheme II with `moduli` moduli: the bits of
-    ``ozgemm.matmul(..., scheme="ozaki2", moduli=moduli)`` on the GPU."""
+    ``ozgemm.matmul(..., scheme="ozaki2", moduli=moduli)`` on the GPU.
+
+    complex128 a and b (both; out complex128 too; alpha, beta complex): the complex Ozaki-II
+    scheme ("2M"), the bits of ``ozgemm.matmul(a, b, moduli=moduli)`` on complex128 GPU arrays.
+    moduli None: DEFAULT_MODULI (float64) or DEFAULT_COMPLEX_MODULI (complex128)."""
+    import numpy as np
+
+    from . import DEFAULT_COMPLEX_MODULI, DEFAULT_MODULI
+
+    complex_ = any(isinstance(x, np.ndarray) and x.dtype == np.complex128 for x in (a, b))
+    if moduli is None:
+        moduli = DEFAULT_COMPLEX_MODULI if complex_ else DEFAULT_MODULI
+    if complex_:
+        return _host_gemm("host_ozaki2_complex", a, b, out, complex(alpha), complex(beta), int(moduli),
+                          "complex128")
     return _host_gemm("host_ozaki2", a, b, out, alpha, beta, int(moduli))
 
 
-def _host_gemm(fn: str, a: Any, b: Any, out: Any, alpha: float, beta: float, count: int) -> Any:
+def _host_gemm(fn: str, a: Any, b: Any, out: Any, alpha: Any, beta: Any, count: int,
+               dtype: str = "float64") -> Any:
+    """out = alpha a @ b + beta out through the extension's host reference `fn` (`dtype` arrays;
+    alpha and beta float, or complex for complex128)."""
     import numpy as np
 
     lib = _lib()
-    alpha, beta = float(alpha), float(beta)
-    a_keep, A = _input(a, "a")
-    b_keep, B = _input(b, "b")
+    if dtype == "float64":
+        alpha, beta = float(alpha), float(beta)
+    a_keep, A = _input(a, "a", (dtype,))
+    b_keep, B = _input(b, "b", (dtype,))
     (m, k), (k2, n) = A.shape, B.shape
     if k != k2:
         raise ValueError(f"shape mismatch: a is {A.shape}, b is {B.shape}")
     if out is None:
         if beta != 0.0:
             raise ValueError("beta != 0 needs out=")
-        out = np.zeros((m, n), dtype=np.float64)
-    C = _host_desc(out, "out", writable=True)
+        out = np.zeros((m, n), dtype=dtype)
+    C = _host_desc(out, "out", writable=True, dtypes=(dtype,))
     _arrays.check_no_overlap(C, A, B)
     c = _arrays.gemm_call(A, B, C)
     getattr(lib, fn)(c.transa, c.transb, c.m, c.n, c.k, alpha, c.A, c.lda, c.B, c.ldb, beta, c.C, c.ldc, count)

@@ -5,6 +5,7 @@
 // argument errors of the host reference raise here. Never raises for a missing GPU or driver.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/complex.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -12,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <complex>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -23,6 +25,7 @@
 #include "ozgemm/ozgemm.hpp"
 #include "ozgemm/problem.hpp"
 #include "ozgemm/reference/ozaki2.hpp"
+#include "ozgemm/reference/ozaki2_complex.hpp"
 #include "ozgemm/reference/reference.hpp"
 
 namespace nb = nanobind;
@@ -113,12 +116,80 @@ bool fits_int(std::initializer_list<int64_t> values) {
   return true;
 }
 
-cublasOperation_t to_cublas(char op) { return (op == 'T' || op == 't') ? CUBLAS_OP_T : CUBLAS_OP_N; }
+// 'N', 'T' or 'C' (the conjugate transpose; the transpose for ozgemmDgemm, as in cuBLAS).
+cublasOperation_t to_cublas(char op) {
+  if (op == 'C' || op == 'c') return CUBLAS_OP_C;
+  return (op == 'T' || op == 't') ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
 
-ozgemm::Op to_op(char op) {
-  if (op == 'N' || op == 'n') return ozgemm::Op::N;
-  if (op == 'T' || op == 't') return ozgemm::Op::T;
-  throw nb::value_error("op must be 'N' or 'T'");
+// The host references' ops: 'N', 'T', and 'C' where `conjugate_ok` (the complex reference).
+ozgemm::ref::ComplexOp to_complex_op(char op, bool conjugate_ok) {
+  if (op == 'N' || op == 'n') return ozgemm::ref::ComplexOp::N;
+  if (op == 'T' || op == 't') return ozgemm::ref::ComplexOp::T;
+  if (conjugate_ok && (op == 'C' || op == 'c')) return ozgemm::ref::ComplexOp::C;
+  throw nb::value_error(conjugate_ok ? "op must be 'N', 'T' or 'C'" : "op must be 'N' or 'T'");
+}
+
+// The BLAS argument checks of a host reference call (the shape of op(A), op(B): 'C' as 'T');
+// raises ValueError. Returns the real ops of the shape.
+ozgemm::GemmShape checked_shape(char ta, char tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+                                int64_t ldc, bool conjugate_ok) {
+  const auto shape_op = [&](char op) {
+    return to_complex_op(op, conjugate_ok) == ozgemm::ref::ComplexOp::N ? ozgemm::Op::N : ozgemm::Op::T;
+  };
+  const auto s = ozgemm::gemm_shape(shape_op(ta), shape_op(tb), M, N, K, lda, ldb, ldc);
+  const std::string why = ozgemm::check_shape(s);
+  if (!why.empty()) throw nb::value_error(why.c_str());
+  return s;
+}
+
+void check_moduli(int moduli) {
+  if (moduli < OZGEMM_MIN_MODULI || moduli > OZGEMM_MAX_MODULI)
+    throw nb::value_error("moduli must be in OZGEMM_MIN_MODULI..OZGEMM_MAX_MODULI");
+}
+
+// The library's GEMM of one element type, with the scalar type Python passes: ozgemmDgemm
+// (float) and ozgemmZgemm (complex; cuDoubleComplex has std::complex<double>'s layout).
+template <class T>
+struct GemmOf;
+template <>
+struct GemmOf<double> {
+  using PyScalar = double;
+  static double scalar(double v) { return v; }
+  static constexpr auto gemm = ozgemmDgemm;
+};
+template <>
+struct GemmOf<cuDoubleComplex> {
+  using PyScalar = std::complex<double>;
+  static cuDoubleComplex scalar(std::complex<double> v) { return make_cuDoubleComplex(v.real(), v.imag()); }
+  static constexpr auto gemm = ozgemmZgemm;
+};
+
+// Defines `name`(device, stream, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, accuracy,
+// slices, scheme, moduli, variant) -> ozgemmStatus_t as an int: the handle for `device` configured
+// with the options, then GemmOf<T>::gemm (device pointers as ints).
+template <class T>
+void def_gemm(nb::module_& m, const char* name) {
+  m.def(
+      name,
+      [](int device, uintptr_t stream, char ta, char tb, int64_t M, int64_t N, int64_t K,
+         typename GemmOf<T>::PyScalar alpha, uintptr_t A, int64_t lda, uintptr_t B, int64_t ldb,
+         typename GemmOf<T>::PyScalar beta, uintptr_t C, int64_t ldc, int accuracy, int slices, int scheme,
+         int moduli, int variant) -> int {
+        if (!fits_int({M, N, K, lda, ldb, ldc})) return int(OZGEMM_STATUS_INVALID_VALUE);
+        const T a = GemmOf<T>::scalar(alpha), b = GemmOf<T>::scalar(beta);
+        nb::gil_scoped_release nogil;  // FP64 mode synchronises the stream; allocation may block
+        DeviceGuard g(device);
+        if (g.status() != OZGEMM_STATUS_SUCCESS) return int(g.status());
+        ozgemmHandle_t h;
+        ozgemmStatus_t st = configured_handle(device, stream, {accuracy, slices, scheme, moduli, variant}, &h);
+        if (st != OZGEMM_STATUS_SUCCESS) return int(st);
+        return int(GemmOf<T>::gemm(h, to_cublas(ta), to_cublas(tb), int(M), int(N), int(K), &a,
+                                   reinterpret_cast<const T*>(A), int(lda), reinterpret_cast<const T*>(B), int(ldb),
+                                   &b, reinterpret_cast<T*>(C), int(ldc)));
+      },
+      "device"_a, "stream"_a, "transa"_a, "transb"_a, "m"_a, "n"_a, "k"_a, "alpha"_a, "A"_a, "lda"_a, "B"_a, "ldb"_a,
+      "beta"_a, "C"_a, "ldc"_a, "accuracy"_a, "slices"_a, "scheme"_a, "moduli"_a, "variant"_a);
 }
 
 // (variant, slices, bound, target, fell_back, reason, scheme, moduli)
@@ -142,6 +213,7 @@ NB_MODULE(_ozgemm, m) {
   m.attr("DEFAULT_MODULI") = OZGEMM_DEFAULT_MODULI;
   m.attr("MIN_MODULI") = OZGEMM_MIN_MODULI;
   m.attr("MAX_MODULI") = OZGEMM_MAX_MODULI;
+  m.attr("DEFAULT_COMPLEX_MODULI") = OZGEMM_DEFAULT_COMPLEX_MODULI;
 
   // --- CUDA facts (never raise) ---------------------------------------------------------------------
   m.def("device_count", []() {
@@ -213,23 +285,8 @@ NB_MODULE(_ozgemm, m) {
   m.def("status_string", [](int st) { return std::string(ozgemmGetStatusString(ozgemmStatus_t(st))); });
   m.def("variant_string", [](int v) { return std::string(ozgemmGetVariantString(ozgemmVariant_t(v))); });
 
-  m.def(
-      "dgemm",
-      [](int device, uintptr_t stream, char ta, char tb, int64_t M, int64_t N, int64_t K, double alpha, uintptr_t A,
-         int64_t lda, uintptr_t B, int64_t ldb, double beta, uintptr_t C, int64_t ldc, int accuracy, int slices,
-         int scheme, int moduli, int variant) -> int {
-        if (!fits_int({M, N, K, lda, ldb, ldc})) return int(OZGEMM_STATUS_INVALID_VALUE);
-        nb::gil_scoped_release nogil;  // FP64 mode synchronises the stream; allocation may block
-        DeviceGuard g(device);
-        if (g.status() != OZGEMM_STATUS_SUCCESS) return int(g.status());
-        ozgemmHandle_t h;
-        ozgemmStatus_t st = configured_handle(device, stream, {accuracy, slices, scheme, moduli, variant}, &h);
-        if (st != OZGEMM_STATUS_SUCCESS) return int(st);
-        return int(ozgemmDgemm(h, to_cublas(ta), to_cublas(tb), int(M), int(N), int(K), &alpha, cptr(A), int(lda),
-                               cptr(B), int(ldb), &beta, ptr(C), int(ldc)));
-      },
-      "device"_a, "stream"_a, "transa"_a, "transb"_a, "m"_a, "n"_a, "k"_a, "alpha"_a, "A"_a, "lda"_a, "B"_a, "ldb"_a,
-      "beta"_a, "C"_a, "ldc"_a, "accuracy"_a, "slices"_a, "scheme"_a, "moduli"_a, "variant"_a);
+  def_gemm<double>(m, "dgemm");
+  def_gemm<cuDoubleComplex>(m, "zgemm");
 
   // (status, info tuple): ozgemmPlanCall.
   m.def(
@@ -276,7 +333,7 @@ NB_MODULE(_ozgemm, m) {
       "device"_a, "transa"_a, "transb"_a, "m"_a, "n"_a, "k"_a, "accuracy"_a, "slices"_a, "scheme"_a, "moduli"_a,
       "variant"_a);
 
-  // (status, info tuple) of the last ozgemmDgemm on this thread's handle for `device`.
+  // (status, info tuple) of the last ozgemmDgemm or ozgemmZgemm on this thread's handle for `device`.
   m.def("last_call_info", [](int device) {
     ozgemmCallInfo_t info{};
     auto it = t_handles.by_device.find(device);
@@ -301,12 +358,12 @@ NB_MODULE(_ozgemm, m) {
 
   m.def("release_handles", []() { t_handles.release(); });
 
-  // A C-contiguous float64 device array of `shape` (any dimension, 0-D included) owned by the
-  // returned object (cudaFree when the last reference goes), exported through DLPack: results for
-  // producers other than CuPy and PyTorch (JAX, ...). Raises ValueError/RuntimeError.
+  // A C-contiguous float64 (complex128 when `complex`) device array of `shape` (any dimension, 0-D
+  // included) owned by the returned object (cudaFree when the last reference goes), exported through
+  // DLPack: results for producers other than CuPy and PyTorch (JAX, ...). Raises ValueError/RuntimeError.
   m.def(
       "device_empty",
-      [](const std::vector<int64_t>& shape, int device) {
+      [](const std::vector<int64_t>& shape, int device, bool complex) {
         size_t count = 1;
         std::vector<size_t> dims;
         for (int64_t d : shape) {
@@ -317,7 +374,7 @@ NB_MODULE(_ozgemm, m) {
         DeviceGuard g(device);
         if (g.status() != OZGEMM_STATUS_SUCCESS) throw std::runtime_error(ozgemmGetStatusString(g.status()));
         void* p = nullptr;
-        const size_t bytes = (count > 0 ? count : 1) * sizeof(double);
+        const size_t bytes = (count > 0 ? count : 1) * (complex ? sizeof(cuDoubleComplex) : sizeof(double));
         const cudaError_t e = cudaMalloc(&p, bytes);
         if (e != cudaSuccess) {
           cudaGetLastError();
@@ -326,10 +383,11 @@ NB_MODULE(_ozgemm, m) {
         nb::capsule owner(p, [](void* q) noexcept { cudaFree(q); });
         // nb::array_api: an object with __dlpack__ / __dlpack_device__ (what jax.dlpack.from_dlpack
         // and the other consumers take); without a framework nanobind would return a bare capsule.
-        return nb::ndarray<nb::array_api, double, nb::c_contig, nb::device::cuda>(
-            p, dims.size(), dims.data(), owner, nullptr, nb::dtype<double>(), nb::device::cuda::value, device);
+        return nb::ndarray<nb::array_api, nb::c_contig, nb::device::cuda>(
+            p, dims.size(), dims.data(), owner, nullptr,
+            complex ? nb::dtype<std::complex<double>>() : nb::dtype<double>(), nb::device::cuda::value, device);
       },
-      "shape"_a, "device"_a);
+      "shape"_a, "device"_a, "complex"_a = false);
 
   // Parse any DLPack capsule (versioned or not) without constraints or conversion:
   // (ptr incl. byte_offset, shape, strides in elements, (dtype code, bits, lanes), (device type, id), read-only).
@@ -354,9 +412,7 @@ NB_MODULE(_ozgemm, m) {
       "host_ozaki",
       [](char ta, char tb, int64_t M, int64_t N, int64_t K, double alpha, uintptr_t A, int64_t lda, uintptr_t B,
          int64_t ldb, double beta, uintptr_t C, int64_t ldc, int slices) {
-        const auto s = ozgemm::gemm_shape(to_op(ta), to_op(tb), M, N, K, lda, ldb, ldc);
-        const std::string why = ozgemm::check_shape(s);
-        if (!why.empty()) throw nb::value_error(why.c_str());
+        const auto s = checked_shape(ta, tb, M, N, K, lda, ldb, ldc, false);
         if (slices < 1 || slices > OZGEMM_MAX_SLICES) throw nb::value_error("slices must be in 1..OZGEMM_MAX_SLICES");
         nb::gil_scoped_release nogil;
         ozgemm::ref::ozaki_dgemm(s.transa, s.transb, M, N, K, alpha, cptr(A), lda, cptr(B), ldb, beta, ptr(C), ldc,
@@ -370,14 +426,28 @@ NB_MODULE(_ozgemm, m) {
       "host_ozaki2",
       [](char ta, char tb, int64_t M, int64_t N, int64_t K, double alpha, uintptr_t A, int64_t lda, uintptr_t B,
          int64_t ldb, double beta, uintptr_t C, int64_t ldc, int moduli) {
-        const auto s = ozgemm::gemm_shape(to_op(ta), to_op(tb), M, N, K, lda, ldb, ldc);
-        const std::string why = ozgemm::check_shape(s);
-        if (!why.empty()) throw nb::value_error(why.c_str());
-        if (moduli < OZGEMM_MIN_MODULI || moduli > OZGEMM_MAX_MODULI)
-          throw nb::value_error("moduli must be in OZGEMM_MIN_MODULI..OZGEMM_MAX_MODULI");
+        const auto s = checked_shape(ta, tb, M, N, K, lda, ldb, ldc, false);
+        check_moduli(moduli);
         nb::gil_scoped_release nogil;
         ozgemm::ref::ozaki2_dgemm(s.transa, s.transb, M, N, K, alpha, cptr(A), lda, cptr(B), ldb, beta, ptr(C), ldc,
                                   moduli);
+      },
+      "transa"_a, "transb"_a, "m"_a, "n"_a, "k"_a, "alpha"_a, "A"_a, "lda"_a, "B"_a, "ldb"_a, "beta"_a, "C"_a,
+      "ldc"_a, "moduli"_a);
+
+  // The complex Ozaki-II ZGEMM ("2M") with `moduli` moduli (ops 'N', 'T', 'C'; std::complex<double>
+  // matrices): the bits ozgemmZgemm gives in FIXED mode.
+  m.def(
+      "host_ozaki2_complex",
+      [](char ta, char tb, int64_t M, int64_t N, int64_t K, std::complex<double> alpha, uintptr_t A, int64_t lda,
+         uintptr_t B, int64_t ldb, std::complex<double> beta, uintptr_t C, int64_t ldc, int moduli) {
+        checked_shape(ta, tb, M, N, K, lda, ldb, ldc, true);
+        check_moduli(moduli);
+        using z = std::complex<double>;
+        nb::gil_scoped_release nogil;
+        ozgemm::ref::ozaki2_complex_reference(to_complex_op(ta, true), to_complex_op(tb, true), M, N, K, alpha,
+                                              reinterpret_cast<const z*>(A), lda, reinterpret_cast<const z*>(B), ldb,
+                                              beta, reinterpret_cast<z*>(C), ldc, moduli);
       },
       "transa"_a, "transb"_a, "m"_a, "n"_a, "k"_a, "alpha"_a, "A"_a, "lda"_a, "B"_a, "ldb"_a, "beta"_a, "C"_a,
       "ldc"_a, "moduli"_a);
@@ -387,10 +457,8 @@ NB_MODULE(_ozgemm, m) {
       "host_errors",
       [](char ta, char tb, int64_t M, int64_t N, int64_t K, double alpha, uintptr_t A, int64_t lda, uintptr_t B,
          int64_t ldb, double beta, uintptr_t C0, int64_t ldc0, uintptr_t C, int64_t ldc) {
-        const auto s = ozgemm::gemm_shape(to_op(ta), to_op(tb), M, N, K, lda, ldb, ldc);
-        std::string why = ozgemm::check_shape(s);
-        if (why.empty() && ldc0 < (M > 1 ? M : 1)) why = "ldc0 < max(1, m)";
-        if (!why.empty()) throw nb::value_error(why.c_str());
+        const auto s = checked_shape(ta, tb, M, N, K, lda, ldb, ldc, false);
+        if (ldc0 < (M > 1 ? M : 1)) throw nb::value_error("ldc0 < max(1, m)");
         ozgemm::ref::ErrorMetrics e;
         {
           nb::gil_scoped_release nogil;

@@ -37,7 +37,7 @@ class FakeCudaArray:
 
 def as_cai(x: Any) -> FakeCudaArray:
     """A fake CUDA array over a numpy array's host memory (same pointer, shape, byte strides)."""
-    return FakeCudaArray(x.shape, x.strides, ptr=x.ctypes.data, readonly=not x.flags.writeable)
+    return FakeCudaArray(x.shape, x.strides, ptr=x.ctypes.data, typestr=x.dtype.str, readonly=not x.flags.writeable)
 
 
 FRAMEWORKS = ["cupy", "torch"]

@@ -7,6 +7,7 @@ installed) too. None of these needs the extension module or a GPU."""
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import itertools
 import zlib
 
@@ -84,7 +85,7 @@ def test_batch_offsets_address_numpys_matrices(name):
         m = _batch.matrix(d, off)
         view = full[idx]
         assert m.ptr == view.ctypes.data and m.shape == view.shape, (idx, off)
-        assert tuple(s * _arrays.ITEMSIZE for s, n in zip(m.strides, m.shape) if n > 1) == \
+        assert tuple(s * m.itemsize for s, n in zip(m.strides, m.shape) if n > 1) == \
             tuple(s for s, n in zip(view.strides, view.shape) if n > 1)
 
 
@@ -130,8 +131,9 @@ def _desc(x, role="a", other=(7, 2)):
 def test_needs_copy(view, copied):
     x = view(np.zeros((3, 10, 21)))
     m = x[0]
-    assert _batch.needs_copy(_desc(x, "a", (x.shape[-1], 2))) is copied
-    assert _batch.needs_copy(_desc(m, "a", (m.shape[-1], 2))) is copied  # one matrix of it alike
+    for transposed in (False, True):  # whatever the result's layout (no conjugate views here)
+        assert _batch.needs_copy(_desc(x, "a", (x.shape[-1], 2)), transposed) is copied
+        assert _batch.needs_copy(_desc(m, "a", (m.shape[-1], 2)), transposed) is copied  # one matrix alike
 
 
 @pytest.mark.parametrize("stride,copied", [(1, False), (3, False), (0, True), (-1, True)])
@@ -140,7 +142,7 @@ def test_needs_copy_vectors(stride, copied):
     for role in ("a", "b"):
         d = _arrays.ArrayDesc(role, "cai", 0x1000, (5,), (stride,), 0)
         s = _batch.matmul_shape((5,), (5, 2)) if role == "a" else _batch.matmul_shape((2, 5), (5,))
-        assert _batch.needs_copy(_batch.stacked(d, role, s)) is copied, role
+        assert _batch.needs_copy(_batch.stacked(d, role, s), True) is copied, role
 
 
 @pytest.mark.parametrize("shape,strides,in_place", [
@@ -192,45 +194,75 @@ def test_extent_with_negative_strides():
 
 
 # --- the calls, computed on host memory -------------------------------------------------------------------
-def _column_major(ptr, rows, cols, ld):
+def _column_major(ptr, rows, cols, ld, dtype="float64"):
     """The rows x cols column-major matrix at host address ptr with leading dimension ld (a view)."""
     if rows == 0 or cols == 0:
-        return np.zeros((rows, cols))
+        return np.zeros((rows, cols), dtype=dtype)
     size = (cols - 1) * ld + rows
-    flat = np.ctypeslib.as_array((ctypes.c_double * size).from_address(ptr))
-    return np.lib.stride_tricks.as_strided(flat, (rows, cols), (8, 8 * ld))
+    doubles = size * _arrays.ITEMSIZE[dtype] // 8
+    flat = np.ctypeslib.as_array((ctypes.c_double * doubles).from_address(ptr)).view(dtype)
+    return np.lib.stride_tricks.as_strided(flat, (rows, cols), (flat.itemsize, flat.itemsize * ld))
+
+
+_OPS = {"N": lambda x: x, "T": lambda x: x.T, "C": lambda x: x.conj().T}
 
 
 def run_on_host(calls, alpha=1.0, beta=0.0):
-    """Run ozgemmDgemm calls on host memory: C = alpha op(A) op(B) + beta C (BLAS semantics)."""
+    """Run ozgemmDgemm / ozgemmZgemm calls on host memory: C = alpha op(A) op(B) + beta C (BLAS
+    semantics; op "C" the conjugate transpose)."""
     for c in calls:
         ra, ca = (c.m, c.k) if c.transa == "N" else (c.k, c.m)
         rb, cb = (c.k, c.n) if c.transb == "N" else (c.n, c.k)
-        A = _column_major(c.A, ra, ca, c.lda)
-        B = _column_major(c.B, rb, cb, c.ldb)
-        C = _column_major(c.C, c.m, c.n, c.ldc)
-        opa = A if c.transa == "N" else A.T
-        opb = B if c.transb == "N" else B.T
-        C[...] = alpha * (opa @ opb) + (beta * C if beta != 0 else 0)
+        A = _column_major(c.A, ra, ca, c.lda, c.dtype)
+        B = _column_major(c.B, rb, cb, c.ldb, c.dtype)
+        C = _column_major(c.C, c.m, c.n, c.ldc, c.dtype)
+        C[...] = alpha * (_OPS[c.transa](A) @ _OPS[c.transb](B)) + (beta * C if beta != 0 else 0)
 
 
-def host_matmul(a, b, out=None, alpha=1.0, beta=0.0):
+class LazyConj:
+    """A stand-in for PyTorch's lazy conjugate view (``x.conj()``, ``x.mH``): the values are
+    conj(mem), the memory is mem's (described with the conjugate bit)."""
+
+    def __init__(self, mem):
+        self.mem = mem
+
+    def values(self):
+        return self.mem.conj()
+
+
+def _host_desc(x, name):
+    if isinstance(x, LazyConj):
+        return dataclasses.replace(_arrays.describe(as_cai(x.mem), name), conj=True)
+    return _arrays.describe(as_cai(x), name)
+
+
+def _values(x):
+    return x.values() if isinstance(x, LazyConj) else x
+
+
+def host_matmul(a, b, out=None, alpha=1.0, beta=0.0, copied=None):
     """_Prepared's steps on host arrays (CAI descriptions of their memory), with numpy making the
-    copies: the mapping from numpy.matmul's semantics to C API calls, end to end."""
-    A, B = _arrays.describe(as_cai(a), "a"), _arrays.describe(as_cai(b), "b")
+    copies (and the conversion of a float64 operand of a complex product): the mapping from
+    numpy.matmul's semantics to C API calls, end to end. `copied` (a list) gets the names of the
+    operands copied."""
+    A, B = _host_desc(a, "a"), _host_desc(b, "b")
+    dtype = "complex128" if "complex128" in (A.dtype, B.dtype) else "float64"
     shape = _batch.matmul_shape(A.shape, B.shape)
-    if _batch.needs_copy(_batch.stacked(A, "a", shape)):
-        a = np.ascontiguousarray(a)
-        A = _arrays.describe(as_cai(a), "a")
-    if _batch.needs_copy(_batch.stacked(B, "b", shape)):
-        b = np.ascontiguousarray(b)
-        B = _arrays.describe(as_cai(b), "b")
-    target = np.zeros(shape.result) if out is None else out
+    target = np.zeros(shape.result, dtype=dtype) if out is None else out
     C = _arrays.describe(as_cai(target), "out")
     temp = None
     if not _batch.writable_in_place(_batch.stacked(C, "out", shape)):
         temp = np.array(target, order="C")
         C = _arrays.describe(as_cai(temp), "out")
+    transposed = _batch.result_transposed(_batch.stacked(C, "out", shape))
+    if A.dtype != dtype or _batch.needs_copy(_batch.stacked(A, "a", shape), transposed):
+        a = np.ascontiguousarray(_values(a), dtype=dtype)
+        A = _arrays.describe(as_cai(a), "a")
+        copied is not None and copied.append("a")
+    if B.dtype != dtype or _batch.needs_copy(_batch.stacked(B, "b", shape), transposed):
+        b = np.ascontiguousarray(_values(b), dtype=dtype)
+        B = _arrays.describe(as_cai(b), "b")
+        copied is not None and copied.append("b")
     run_on_host(_batch.gemm_calls(_batch.stacked(A, "a", shape), _batch.stacked(B, "b", shape),
                                   _batch.stacked(C, "out", shape), shape), alpha, beta)
     if temp is not None:
@@ -238,8 +270,10 @@ def host_matmul(a, b, out=None, alpha=1.0, beta=0.0):
     return target
 
 
-def _int_data(rng, shape):
-    return rng.integers(-9, 10, shape).astype(np.float64)
+def _int_data(rng, shape, dtype="float64"):
+    """Small integers (Gaussian integers for complex128): every product and sum is exact."""
+    x = rng.integers(-9, 10, shape).astype(np.float64)
+    return x + 1j * rng.integers(-9, 10, shape) if dtype == "complex128" else x
 
 
 CASES = [  # (a shape, b shape, a view, b view)
@@ -252,51 +286,109 @@ CASES = [  # (a shape, b shape, a view, b view)
 ]
 
 
-def _view(rng, shape, how):
+def _view(rng, shape, how, dtype="float64"):
     """Data of `shape` in the layout `how` (the values are what matmul must use)."""
     if how == "C":
-        return _int_data(rng, shape)
+        return _int_data(rng, shape, dtype)
     if how == "F":
-        return np.asfortranarray(_int_data(rng, shape))
+        return np.asfortranarray(_int_data(rng, shape, dtype))
     if how == "T":
         if len(shape) < 2:
-            return _int_data(rng, shape)
-        return np.ascontiguousarray(np.swapaxes(_int_data(rng, shape), -1, -2)).swapaxes(-1, -2)
+            return _int_data(rng, shape, dtype)
+        return np.ascontiguousarray(np.swapaxes(_int_data(rng, shape, dtype), -1, -2)).swapaxes(-1, -2)
     if how == "step":  # every second row and third column of a larger array
-        big = _int_data(rng, tuple(2 * d for d in shape[:-1]) + (3 * shape[-1],))
+        big = _int_data(rng, tuple(2 * d for d in shape[:-1]) + (3 * shape[-1],), dtype)
         return big[tuple(slice(None, None, 2) for _ in shape[:-1]) + (slice(None, None, 3),)]
     if how == "rev":
-        return _int_data(rng, shape)[::-1]
+        return _int_data(rng, shape, dtype)[::-1]
     if how == "bcast_rows":  # x.expand(...) of one row per matrix
-        return np.broadcast_to(_int_data(rng, shape[:-2] + (1, shape[-1])), shape)
+        return np.broadcast_to(_int_data(rng, shape[:-2] + (1, shape[-1]), dtype), shape)
     if how == "bcast_batch":
-        return np.broadcast_to(_int_data(rng, (1,) + shape[1:]), shape)
+        return np.broadcast_to(_int_data(rng, (1,) + shape[1:], dtype), shape)
+    if how == "conj":  # x.conj() of a C-order x: its memory row-major
+        return LazyConj(_int_data(rng, shape, dtype))
+    if how == "mH":  # y.mH of a C-order y: the memory of conj(x) column-major
+        return LazyConj(_view(rng, shape, "T", dtype))
     raise ValueError(how)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("sa,sb,va,vb", CASES)
-def test_calls_compute_numpys_matmul(sa, sb, va, vb):
-    rng = np.random.default_rng(zlib.crc32(repr((sa, sb, va, vb)).encode()))
-    a, b = _view(rng, sa, va), _view(rng, sb, vb)
+def test_calls_compute_numpys_matmul(sa, sb, va, vb, dtype):
+    rng = np.random.default_rng(zlib.crc32(repr((sa, sb, va, vb, dtype)).encode()))
+    a, b = _view(rng, sa, va, dtype), _view(rng, sb, vb, dtype)
     expect = np.matmul(a, b)
     got = host_matmul(a, b)
     assert got.shape == expect.shape
     np.testing.assert_array_equal(got, expect)
     # out= in other layouts, with alpha and beta: transposed matrices (written in place), F order
     # (a stack of them: through a temporary), every third element (a vector: in place, ld 3)
-    c0 = _int_data(rng, expect.shape)
+    c0 = _int_data(rng, expect.shape, dtype)
+    alpha, beta = (2.0, -1.0) if dtype == "float64" else (2.0 - 1j, -1.0 + 3j)
     outs = [_view_of(c0)] if expect.ndim >= 1 else []
     if expect.ndim >= 2:
         outs += [np.asfortranarray(c0), np.ascontiguousarray(c0.swapaxes(-1, -2)).swapaxes(-1, -2)]
     for out in outs:
-        got = host_matmul(a, b, out=out, alpha=2.0, beta=-1.0)
+        got = host_matmul(a, b, out=out, alpha=alpha, beta=beta)
         assert got is out
-        np.testing.assert_array_equal(out, 2.0 * expect - c0)
+        np.testing.assert_array_equal(out, alpha * expect + beta * c0)
+
+
+CONJ_CASES = [  # (a shape, b shape, a view, b view)
+    ((5, 7), (7, 3), "conj", "C"), ((5, 7), (7, 3), "mH", "C"), ((5, 7), (7, 3), "C", "mH"),
+    ((5, 7), (7, 3), "mH", "conj"), ((2, 5, 7), (7, 3), "conj", "mH"), ((2, 5, 7), (2, 7, 3), "mH", "T"),
+    ((7,), (7, 3), "conj", "C"), ((5, 7), (7,), "C", "conj"), ((7,), (7,), "conj", "conj"),
+    ((1, 7), (7, 1), "conj", "mH"), ((0, 7), (7, 3), "conj", "C"),
+]
+
+
+@pytest.mark.parametrize("sa,sb,va,vb", CONJ_CASES)
+@pytest.mark.parametrize("out_order", ["C", "F"])
+def test_conjugate_views(sa, sb, va, vb, out_order):
+    """Lazy conjugate views (PyTorch's conj bit): the values are the conjugates; a view is passed
+    as op "C" without a copy exactly where its memory holds X^H for the call's orientation: with
+    a row-major result (C order) the column-major ones (x.mH), with a column-major result the
+    row-major ones (x.conj())."""
+    rng = np.random.default_rng(zlib.crc32(repr((sa, sb, va, vb, out_order)).encode()))
+    a, b = _view(rng, sa, va, "complex128"), _view(rng, sb, vb, "complex128")
+    expect = np.matmul(_values(a), _values(b))
+    out = np.zeros(expect.shape, dtype=np.complex128, order=out_order)
+    copied = []
+    np.testing.assert_array_equal(host_matmul(a, b, out=out, copied=copied), expect)
+    if expect.ndim == 2 and min(expect.shape) > 1:  # a matrix result with one orientation
+        for name, view in (("a", va), ("b", vb)):
+            if view in ("conj", "mH") and len(sa if name == "a" else sb) >= 2:
+                no_copy = "mH" if out_order == "C" else "conj"
+                assert (name in copied) == (view != no_copy), (name, view, copied)
+    if len(sa) == 1 and va == "conj":  # a conjugate vector: both layouts fit, the one that gives op C is taken
+        assert "a" not in copied
+
+
+def test_mixed_real_complex_promotes_like_numpy():
+    rng = np.random.default_rng(11)
+    a, b = _int_data(rng, (4, 6)), _int_data(rng, (6, 3), "complex128")
+    copied = []
+    got = host_matmul(a, b, copied=copied)
+    assert got.dtype == np.complex128 and copied == ["a"]
+    np.testing.assert_array_equal(got, np.matmul(a, b))
+
+
+@pytest.mark.parametrize("shape,strides,conj,transposed,expect", [
+    ((3, 4), (4, 1), False, False, ("T", 4)), ((3, 4), (4, 1), False, True, ("N", 4)),
+    ((3, 4), (4, 1), True, False, ("C", 4)), ((3, 4), (4, 1), True, True, None),      # conj(X)^T held: X^H
+    ((3, 4), (1, 3), True, False, None), ((3, 4), (1, 3), True, True, ("C", 3)),      # x.mH of a C-order x
+    ((1, 4), (4, 1), True, False, ("C", 4)), ((1, 4), (4, 1), True, True, ("C", 1)),  # a row: both layouts fit
+    ((3, 4), (16, 1), True, False, ("C", 16)), ((3, 4), (2, 8), True, False, None),
+])
+def test_operand_layout(shape, strides, conj, transposed, expect):
+    d = _arrays.ArrayDesc("a", "cai", 0x1000, shape, strides, 0, dtype="complex128", conj=conj)
+    assert _arrays.operand_layout(d, transposed) == expect
+    assert _arrays.operand_layout(dataclasses.replace(d, neg=True), transposed) is None  # lazy negative: copied
 
 
 def _view_of(c0):
     """c0's values in a strided view (every third column): no BLAS layout, written through a temporary."""
-    big = np.zeros(c0.shape[:-1] + (3 * c0.shape[-1],))
+    big = np.zeros(c0.shape[:-1] + (3 * c0.shape[-1],), dtype=c0.dtype)
     v = big[..., ::3]
     v[...] = c0
     return v
@@ -356,3 +448,34 @@ def test_autograd_only_where_asked(torch_on_cpu):
     np.testing.assert_allclose(a.grad.numpy(), np.ones((3, 2)) @ b.numpy().T)
     with pytest.raises(ValueError, match="does not support autograd"):
         ozgemm.matmul(a, b, out=torch.empty(3, 2, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("sa,sb", [((5, 7), (7, 3)), ((2, 4, 5), (5, 3)), ((5,), (5, 3)), ((4, 5), (5,))])
+def test_autograd_complex_gradcheck_cpu(torch_on_cpu, sa, sb):
+    """complex128: PyTorch's convention (grad_a = conj(alpha) g @ b^H, grad_b = conj(alpha) a^H @ g),
+    checked by gradcheck's Wirtinger derivatives; b^H reaches ozgemm.matmul as a lazy conjugate view."""
+    torch, seen = torch_on_cpu
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(sa, dtype=torch.complex128, generator=g, requires_grad=True)
+    b = torch.randn(sb, dtype=torch.complex128, generator=g, requires_grad=True)
+    alpha = 1.5 - 0.5j
+    c = ozgemm.matmul(a, b, alpha=alpha, moduli=12)
+    assert c.dtype == torch.complex128 and c.grad_fn is not None
+    assert torch.autograd.gradcheck(lambda x, y: ozgemm.matmul(x, y, alpha=alpha, moduli=12), (a, b))
+    assert torch.autograd.gradgradcheck(lambda x, y: ozgemm.matmul(x, y, alpha=alpha, moduli=12), (a, b))
+    assert seen and all(o["moduli"] == 12 for o in seen)
+
+
+def test_autograd_mixed_real_complex_cpu(torch_on_cpu):
+    """A float64 operand of a complex product is promoted (differentiably): its gradient is real."""
+    torch, _ = torch_on_cpu
+    g = torch.Generator().manual_seed(2)
+    a = torch.randn(3, 4, dtype=torch.float64, generator=g, requires_grad=True)
+    b = torch.randn(4, 2, dtype=torch.complex128, generator=g, requires_grad=True)
+    (ozgemm.matmul(a, b).abs() ** 2).sum().backward()
+    a2, b2 = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    (torch.matmul(a2.to(torch.complex128), b2).abs() ** 2).sum().backward()
+    assert a.grad.dtype == torch.float64
+    torch.testing.assert_close(a.grad, a2.grad)
+    torch.testing.assert_close(b.grad, b2.grad)
+    assert torch.autograd.gradcheck(lambda x, y: ozgemm.matmul(x, y), (a, b))

@@ -12,7 +12,7 @@ import pytest
 
 import ozgemm
 from ozgemm import _arrays, reference
-from conftest import FakeCudaArray, as_cai, cpu_only
+from conftest import HAS_GPU, FakeCudaArray, as_cai, cpu_only
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 U = 2.0**-53
@@ -93,7 +93,7 @@ def test_dlpack_host_devices_rejected():
 def test_other_objects_rejected():
     with pytest.raises(TypeError, match="host array"):
         ozgemm.matmul([[1.0]], [[1.0]])
-    with pytest.raises(TypeError, match="expected a CUDA float64 array"):
+    with pytest.raises(TypeError, match="expected a CUDA float64 or complex128 array"):
         ozgemm.matmul(object(), object())
 
 
@@ -120,6 +120,69 @@ def test_other_objects_rejected():
 def test_option_errors(kwargs, exc, pattern):
     with pytest.raises(exc, match=pattern):
         ozgemm.matmul(FakeCudaArray((3, 4)), FakeCudaArray((4, 5)), **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,exc,pattern", [
+    (dict(scheme="ozaki1"), ValueError, "Ozaki-I scheme has no complex form"),
+    (dict(slices=7), ValueError, "complex128 products run the complex Ozaki-II scheme"),
+    (dict(accuracy="fixed", slices=7), ValueError, "slices= is the Ozaki-I count"),
+    (dict(moduli=1), ValueError, r"moduli must be in 2\.\."),
+    (dict(alpha="x"), TypeError, "alpha must be a real number \\(or complex"),
+    (dict(beta=1j), ValueError, "beta != 0 needs out="),
+])
+def test_complex_option_errors(kwargs, exc, pattern):
+    """complex128 operands: Ozaki-I options are refused (it has no complex form)."""
+    with pytest.raises(exc, match=pattern):
+        ozgemm.matmul(FakeCudaArray((3, 4), typestr="<c16"), FakeCudaArray((4, 5), typestr="<c16", ptr=0x90000),
+                      **kwargs)
+
+
+C16 = dict(typestr="<c16")
+
+
+@pytest.mark.parametrize("a,b,out,kwargs,exc,pattern", [
+    # a float64 operand of a complex product is converted by its framework: not for other producers
+    (FakeCudaArray((3, 4)), FakeCudaArray((4, 2), **C16), None, {}, TypeError,
+     "a: a float64 operand of a complex128 product is converted.*got a cai array"),
+    (FakeCudaArray((3, 4), **C16), FakeCudaArray((4, 2)), None, {}, TypeError, "b: a float64 operand"),
+    (FakeCudaArray((3, 4), **C16), FakeCudaArray((4, 2), **C16), FakeCudaArray((3, 2), ptr=0x90000), {}, TypeError,
+     "out: expected complex128"),
+    (FakeCudaArray((3, 4)), FakeCudaArray((4, 2)), FakeCudaArray((3, 2), ptr=0x90000, **C16), {}, TypeError,
+     "out: expected float64"),
+    (FakeCudaArray((3, 4)), FakeCudaArray((4, 2)), None, dict(alpha=2j), TypeError,
+     "alpha must be a real number for float64 operands.*needs complex128 operands"),
+    (FakeCudaArray((3, 4), **C16), FakeCudaArray((4, 2), **C16), None, {}, None, None),  # fine until the GPU
+    (FakeCudaArray((3, 4), strides=(16, 32), **C16), FakeCudaArray((4, 2), **C16), None, {}, ValueError,
+     "cannot be passed"),
+    (FakeCudaArray((3, 4), strides=(24, 8), **C16), FakeCudaArray((4, 2), **C16), None, {}, ValueError,
+     "not multiples of the element size 16"),
+    (FakeCudaArray((3, 4), typestr="<c8"), FakeCudaArray((4, 2), **C16), None, {}, TypeError,
+     "expected float64 \\('<f8'\\) or complex128 \\('<c16'\\)"),
+    (FakeCudaArray((3, 4), **C16), FakeCudaArray((4, 2), ptr=0x10000 + 48, **C16), None, {}, None, None),
+])
+def test_complex_array_errors(a, b, out, kwargs, exc, pattern):
+    if exc is None:  # valid: what follows needs a GPU (OzgemmError without one)
+        if HAS_GPU:
+            pytest.skip("the pointers are fake")
+        with pytest.raises(ozgemm.OzgemmError, match="ARCH_MISMATCH"):
+            ozgemm.matmul(a, b, out=out, **kwargs)
+        return
+    with pytest.raises(exc, match=pattern):
+        ozgemm.matmul(a, b, out=out, **kwargs)
+
+
+def test_complex_scalars():
+    assert ozgemm._scalar("alpha", 2) == 2.0 and isinstance(ozgemm._scalar("alpha", 2), float)
+    assert ozgemm._scalar("alpha", 1 - 2j) == 1 - 2j
+    assert ozgemm._scalar("alpha", np.complex64(1 + 1j)) == 1 + 1j  # numpy complex scalars keep their imaginary part
+    assert isinstance(ozgemm._scalar("alpha", np.float32(3)), float)
+    torch = pytest.importorskip("torch")
+    assert ozgemm._scalar("alpha", torch.tensor(2 + 3j, dtype=torch.complex128)) == 2 + 3j
+
+
+def test_plan_refuses_complex():
+    with pytest.raises(ValueError, match="ozgemmPlanCall has no complex form"):
+        ozgemm.plan(FakeCudaArray((3, 4), **C16), FakeCudaArray((4, 2), ptr=0x90000, **C16))
 
 
 @pytest.mark.parametrize("a,b,out,exc,pattern", [
@@ -368,6 +431,13 @@ def test_matmul_without_gpu_raises_ozgemm_error():
         ozgemm.last_call_info()
     with pytest.raises(RuntimeError):
         ozgemm._ozgemm.device_empty([2, 2], 0)
+    with pytest.raises(RuntimeError):
+        ozgemm._ozgemm.device_empty([2, 2], 0, True)
+    c16 = dict(typestr="<c16")
+    with pytest.raises(ozgemm.OzgemmError, match="ARCH_MISMATCH") as ei:  # complex: ozgemmZgemm, op C-free
+        ozgemm.matmul(FakeCudaArray((2, 3), **c16), FakeCudaArray((3, 2), ptr=0x20000, **c16),
+                      out=FakeCudaArray((2, 2), ptr=0x30000, **c16), alpha=1 + 1j, beta=2j, moduli=12)
+    assert ei.value.function == "ozgemmZgemm" and "[ozgemmZgemm(N, N, m=2, n=2, k=3" in str(ei.value)
 
 
 def test_plan_takes_matrices_only():

@@ -7,6 +7,9 @@ They skip without a usable GPU (ozgemm.info()) and per framework when it is not 
   (ozgemmDgemm on the same pointers) must give the same bits, in FP64 and FIXED mode.
 * FP64 mode: the contract |C - AB| <= min(4, k) u |A||B| (+ the final rounding) against double-double.
 * Streams (the caller's current stream, explicit streams), threads, plan(), error cases.
+* complex128 (ozgemmZgemm): FIXED-mode bits equal to the complex host reference in every layout
+  (transposed and conjugate views: CUBLAS_OP_C), the contract against the framework's own matmul,
+  stacks, numpy's promotion of a float64 operand, call info, autograd, JAX, CAI '<c16'.
 """
 from __future__ import annotations
 
@@ -77,20 +80,25 @@ def broadcast_to(fw, x, shape):
     return cupy.broadcast_to(x, shape)
 
 
-def reference_stack(a, b, slices=SLICES, out=None, alpha=1.0, beta=0.0):
+def reference_stack(a, b, slices=SLICES, out=None, alpha=1.0, beta=0.0, moduli=None):
     """numpy.matmul's semantics (stacks, broadcast batch, 1-D operands) over the host reference's
-    2-D Ozaki-I product: the bits ozgemm.matmul gives in FIXED mode, matrix by matrix."""
+    2-D Ozaki-I product (with `moduli`: Ozaki-II, the complex scheme for complex128 operands): the
+    bits ozgemm.matmul gives in FIXED mode, matrix by matrix."""
     s = _batch.matmul_shape(a.shape, b.shape)
     a2 = a[None, :] if s.a_vector else a
     b2 = b[:, None] if s.b_vector else b
     A = np.broadcast_to(a2, s.batch + a2.shape[-2:])
     B = np.broadcast_to(b2, s.batch + b2.shape[-2:])
-    c0 = np.zeros(s.result) if out is None else out
+    dtype = np.result_type(a, b)
+    c0 = np.zeros(s.result, dtype=dtype) if out is None else out
     C0 = c0.reshape(s.batch + (s.m, s.n))
-    result = np.empty(s.batch + (s.m, s.n))
+    result = np.empty(s.batch + (s.m, s.n), dtype=dtype)
     for idx in np.ndindex(*s.batch):
-        result[idx] = reference.ozaki_matmul(np.ascontiguousarray(A[idx]), np.ascontiguousarray(B[idx]),
-                                             slices=slices, out=C0[idx].copy(), alpha=alpha, beta=beta)
+        ai, bi = np.ascontiguousarray(A[idx], dtype=dtype), np.ascontiguousarray(B[idx], dtype=dtype)
+        if moduli is None:
+            result[idx] = reference.ozaki_matmul(ai, bi, slices=slices, out=C0[idx].copy(), alpha=alpha, beta=beta)
+        else:
+            result[idx] = reference.ozaki2_matmul(ai, bi, moduli=moduli, out=C0[idx].copy(), alpha=alpha, beta=beta)
     return result.reshape(s.result)
 
 
@@ -99,7 +107,7 @@ def assert_within_contract(c, expect, a, b):
     ozgemm's contract plus the native DGEMM error bound (k u |A||B|) of the framework's own result
     `expect`. |a||b| is computed in float64 from the absolute values."""
     k = a.shape[-1]
-    absprod = np.matmul(np.abs(a), np.abs(b))
+    absprod = np.matmul(np.abs(a), np.abs(b))  # complex: the moduli, |A||B| in float64
     assert c.shape == expect.shape, (c.shape, expect.shape)
     err = np.abs(c - expect)
     bound = (min(4, k) + k) * U * absprod + np.finfo(np.float64).tiny
@@ -641,3 +649,165 @@ def test_jax_arrays_follow_jnp_matmul(jax_gpu, sa, sb, view):
     assert bool(jnp.all(jnp.abs(c - expect) <= bound))
     c = ozgemm.matmul(A, B, slices=SLICES, variant=BITS_VARIANT)
     np.testing.assert_array_equal(np.asarray(c), reference_stack(np.asarray(A), np.asarray(B)))
+
+
+# --- complex128: ozgemmZgemm -------------------------------------------------------------------------------
+CMODULI = ozgemm.DEFAULT_COMPLEX_MODULI
+COMPLEX_VARIANTS = ["auto", "unfused"] + (["partially_fused"] if "partially_fused" in EMULATED else [])
+
+
+def complex_problem(seed=0, m=300, n=200, k=500, phi=None):
+    """complex128 a (m x k) and b (k x n): real and imaginary parts of the phi family (N(0,1) for None)."""
+    (ar, br), (ai, bi) = problem(seed, m, n, k, phi), problem(seed + 1000, m, n, k, phi)
+    return ar + 1j * ai, br + 1j * bi
+
+
+def conj_views(fw, dev, x):
+    """x (numpy complex, r x c) on the device as views whose values are x: name -> device array.
+    PyTorch's conj() and mH are lazy (the conjugate bit: CUBLAS_OP_C or a resolved copy); CuPy's
+    conj() is a new array, so its "mH" is a transposed view of one."""
+    xc = np.ascontiguousarray(x.conj())
+    if fw == "torch":
+        return {"conj": dev(xc).conj(), "mH": dev(np.ascontiguousarray(xc.T)).mH,
+                "T_view": dev(np.ascontiguousarray(x.T)).T, "conj_F": dev(xc).t().contiguous().t().conj()}
+    return {"mH": dev(np.ascontiguousarray(xc.T)).conj().T, "T_view": dev(np.ascontiguousarray(x.T)).T}
+
+
+@pytest.mark.parametrize("variant", COMPLEX_VARIANTS)
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_complex_fixed_bits_equal_host_reference(fw, variant):
+    mod, dev, host = framework(fw)
+    a, b = complex_problem(40, m=131, n=67, k=257)
+    for moduli in (None, 12):
+        c = ozgemm.matmul(dev(a), dev(b), accuracy="fixed", moduli=moduli, variant=variant)
+        np.testing.assert_array_equal(host(c), reference.ozaki2_matmul(a, b, moduli=moduli or CMODULI))
+        ci = ozgemm.last_call_info()
+        assert (ci.scheme, ci.moduli, ci.slices) == ("ozaki2", moduli or CMODULI, 0), ci
+    c0 = complex_problem(41, m=131, n=67, k=1)[0] @ complex_problem(42, m=1, n=67, k=1)[1]
+    out = dev(c0)
+    alpha, beta = 0.5 - 2j, -1 + 0.25j
+    assert ozgemm.matmul(dev(a), dev(b), out=out, alpha=alpha, beta=beta, moduli=12, variant=variant) is out
+    np.testing.assert_array_equal(host(out), reference.ozaki2_matmul(a, b, moduli=12, out=c0.copy(), alpha=alpha,
+                                                                   beta=beta))
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_complex_views_same_bits(fw):
+    """Transposed and conjugate views (ops T and C, or a resolved copy): the reference's bits."""
+    mod, dev, host = framework(fw)
+    a, b = complex_problem(43, m=97, n=61, k=149)
+    expect = reference.ozaki2_matmul(a, b)
+    va, vb = conj_views(fw, dev, a), conj_views(fw, dev, b)
+    for na, A in list(va.items()) + [("C", dev(a))]:
+        for nb, B in list(vb.items()) + [("C", dev(b))]:
+            for order in ("C", "F"):
+                out = dev(np.zeros((97, 61), dtype=np.complex128, order=order))
+                if fw == "torch" and order == "F":
+                    out = out.t().contiguous().t()
+                ozgemm.matmul(A, B, out=out, moduli=CMODULI, variant=BITS_VARIANT)
+                np.testing.assert_array_equal(host(out), expect, err_msg=f"{na} @ {nb} into {order}")
+    if fw == "torch":  # a @ b.mH into a C-order result: op C, no copy
+        bt = dev(np.ascontiguousarray(b.conj().T))  # bt.mH holds the values b
+        c = ozgemm.matmul(dev(a), bt.mH, moduli=CMODULI, variant=BITS_VARIANT)
+        np.testing.assert_array_equal(host(c), expect)
+        ca = dev(np.ascontiguousarray(a.T)).mH
+        p = ozgemm._Prepared(ca, bt.mH, None, ozgemm._Options("fixed", None, "unfused", "auto", None), None, 1.0,
+                             0.0, allocate=True)
+        assert p.copies == () and p.calls[0].transa == "C" and p.calls[0].transb == "C", p.calls
+        # a lazy negative view (float64) is resolved, not misread
+        x = dev(a).conj().imag
+        assert x.is_neg()
+        c = ozgemm.matmul(x, dev(b.real.copy()), slices=SLICES, variant=BITS_VARIANT)
+        np.testing.assert_array_equal(host(c), reference.ozaki_matmul(-a.imag, b.real.copy(), slices=SLICES))
+
+
+@pytest.mark.parametrize("accuracy", ["fp64", "fixed"])
+@pytest.mark.parametrize("phi", [None, 2.0])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_complex_within_contract_of_framework_matmul(fw, phi, accuracy):
+    """|C - C_fw| <= (min(4, k) + k) u (|A||B|) + tiny entrywise (complex moduli)."""
+    mod, dev, host = framework(fw)
+    a, b = complex_problem(44, m=200, n=150, k=300, phi=phi)
+    A, B = dev(a), dev(b)
+    c = ozgemm.matmul(A, B, accuracy=accuracy)
+    assert_within_contract(host(c), host(mod.matmul(A, B)), a, b)
+    ci = ozgemm.last_call_info()
+    if accuracy == "fp64":  # FP64 mode's complex decision is not built: native ZGEMM, and why
+        assert (ci.scheme, ci.variant, ci.fell_back) == ("native", "native", True) and ci.reason, ci
+    else:
+        assert (ci.scheme, ci.moduli) == ("ozaki2", CMODULI), ci
+
+
+COMPLEX_STACKS = [((3, 37, 29), (29, 23)), ((2, 1, 37, 29), (3, 29, 23)), ((29,), (3, 29, 23)), ((37, 29), (29,)),
+                  ((29,), (29,))]
+
+
+@pytest.mark.parametrize("sa,sb", COMPLEX_STACKS)
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_complex_stacks_and_vectors(fw, sa, sb):
+    mod, dev, host = framework(fw)
+    rng = np.random.default_rng(45)
+    a = rng.standard_normal(sa) + 1j * rng.standard_normal(sa)
+    b = rng.standard_normal(sb) + 1j * rng.standard_normal(sb)
+    c = ozgemm.matmul(dev(a), dev(b), moduli=CMODULI, variant=BITS_VARIANT)
+    np.testing.assert_array_equal(host(c), reference_stack(a, b, moduli=CMODULI))
+    c = ozgemm.matmul(dev(a), dev(b))
+    assert_within_contract(host(c), host(mod.matmul(dev(a), dev(b))), a, b)
+
+
+@pytest.mark.parametrize("fw", FRAMEWORKS)
+def test_complex_mixed_with_real_promotes(fw):
+    """numpy's promotion: a float64 operand of a complex128 product is converted (a copy)."""
+    mod, dev, host = framework(fw)
+    a, b = complex_problem(46, m=64, n=48, k=80)
+    ar = a.real.copy()
+    c = ozgemm.matmul(dev(ar), dev(b), moduli=CMODULI, variant=BITS_VARIANT)
+    assert str(c.dtype).endswith("complex128")
+    np.testing.assert_array_equal(host(c), reference.ozaki2_matmul(ar.astype(np.complex128), b))
+    c = ozgemm.matmul(dev(a), dev(b.real.copy()), moduli=CMODULI, variant=BITS_VARIANT)
+    np.testing.assert_array_equal(host(c), reference.ozaki2_matmul(a, b.real.astype(np.complex128)))
+    with pytest.raises(TypeError, match="out: expected complex128"):
+        ozgemm.matmul(dev(a), dev(b), out=dev(np.zeros((64, 48))))
+
+
+def test_complex_cuda_array_interface_producer():
+    cp, dev, host = framework("cupy")
+    a, b = complex_problem(47, m=64, n=48, k=80)
+    A, B = cp.asarray(a), cp.asarray(b)
+    fa = FakeCudaArray(A.shape, A.strides, ptr=A.data.ptr, typestr="<c16")
+    fb = FakeCudaArray(B.shape, B.strides, ptr=B.data.ptr, typestr="<c16")
+    c = ozgemm.matmul(fa, fb, moduli=CMODULI, variant=BITS_VARIANT)  # ozgemm's complex128 DLPack buffer
+    cp.cuda.Device().synchronize()
+    np.testing.assert_array_equal(cp.asnumpy(cp.from_dlpack(c)), reference.ozaki2_matmul(a, b))
+
+
+def test_complex_jax(jax_gpu):
+    jax, jnp, gpu_dev = jax_gpu
+    a, b = complex_problem(48, m=96, n=64, k=128)
+    A, B = jax.device_put(a, gpu_dev), jax.device_put(b, gpu_dev)
+    c = ozgemm.matmul(A, B, moduli=CMODULI, variant=BITS_VARIANT)
+    assert isinstance(c, jax.Array) and c.dtype == jnp.complex128
+    np.testing.assert_array_equal(np.asarray(c), reference.ozaki2_matmul(a, b))
+    c = ozgemm.matmul(A.T.conj().T, B)  # JAX materialises conj(); FP64 mode: native ZGEMM
+    assert_within_contract(np.asarray(c), np.asarray(jnp.matmul(A.conj(), B)), a.conj(), b)
+    c = ozgemm.matmul(A, B[:, ::2])  # a step view, copied by JAX
+    assert_within_contract(np.asarray(c), np.asarray(jnp.matmul(A, B[:, ::2])), a, b[:, ::2])
+
+
+@pytest.mark.parametrize("sa,sb", [((5, 7), (7, 3)), ((2, 4, 5), (5, 3)), ((5,), (5, 3)), ((4, 5), (5,))])
+@pytest.mark.parametrize("opt", ["fp64", "fixed"])
+def test_complex_autograd_gradcheck(sa, sb, opt):
+    """PyTorch's convention: grad_a = conj(alpha) g @ b^H, grad_b = conj(alpha) a^H @ g."""
+    torch, dev, host = framework("torch")
+    options = dict() if opt == "fp64" else dict(moduli=CMODULI, variant=BITS_VARIANT)
+    g = torch.Generator(device="cuda").manual_seed(27)
+    a = torch.randn(sa, dtype=torch.complex128, device="cuda", generator=g, requires_grad=True)
+    b = torch.randn(sb, dtype=torch.complex128, device="cuda", generator=g, requires_grad=True)
+
+    def f(x, y):
+        return ozgemm.matmul(x, y, alpha=0.75 - 0.5j, **options)
+
+    assert torch.autograd.gradcheck(f, (a, b), atol=1e-7, rtol=1e-6)
+    assert torch.autograd.gradgradcheck(f, (a, b), atol=1e-7, rtol=1e-6)
+    ar = torch.randn(sa, dtype=torch.float64, device="cuda", generator=g, requires_grad=True)
+    assert torch.autograd.gradcheck(f, (ar, b), atol=1e-7, rtol=1e-6)  # promoted: a real gradient

@@ -53,20 +53,45 @@ Prediction predict(Variant v, int64_t m, int64_t n, int64_t k, int s, bool beta_
   return pr;
 }
 
-Prediction predict_ozaki2(int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero, const DeviceSpec& dev,
-                          Variant variant) {
+namespace {
+// The Ozaki-II phases with `elem_bytes` per operand element (8 real, 16 complex) and `planes` residue
+// planes (INT8 GEMMs) per modulus (1 real, 2 for the complex 2M scheme).
+Prediction ozaki2_phases(int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero, const DeviceSpec& dev,
+                         Variant variant, double elem_bytes, double planes) {
   Prediction pr;
   pr.variant = variant == Variant::PartiallyFused ? Variant::PartiallyFused : Variant::Unfused;
   const double plane_bytes = pr.variant == Variant::PartiallyFused ? 1.0 : 4.0;
-  const double M = double(m), N = double(n), K = double(k), Nm = double(moduli);
-  const double operands = 8.0 * (M * K + K * N);
-  const double c_bytes = 8.0 * M * N * (beta_nonzero ? 2.0 : 1.0);
+  const double M = double(m), N = double(n), K = double(k), Np = double(moduli) * planes;
+  const double operands = elem_bytes * (M * K + K * N);
+  const double c_bytes = elem_bytes * M * N * (beta_nonzero ? 2.0 : 1.0);
   pr.phases.push_back(phase("max-reduce+norms", 0, 2 * operands, 0, dev));
-  pr.phases.push_back(phase("residues", 0, operands + Nm * (M * K + K * N), 0, dev));
+  pr.phases.push_back(phase("residues", 0, operands + Np * (M * K + K * N), 0, dev));
   // Each product writes a plane (int32 or int8), which the reconstruction reads back.
-  pr.phases.push_back(phase("products", 2.0 * M * N * K * Nm, Nm * plane_bytes * M * N, dev.int8_tops * 1e12, dev));
-  pr.phases.push_back(phase("reconstruction", 0, Nm * plane_bytes * M * N + c_bytes, 0, dev));
+  pr.phases.push_back(phase("products", 2.0 * M * N * K * Np, Np * plane_bytes * M * N, dev.int8_tops * 1e12, dev));
+  pr.phases.push_back(phase("reconstruction", 0, Np * plane_bytes * M * N + c_bytes, 0, dev));
   for (const auto& p : pr.phases) pr.ms += p.ms;
+  return pr;
+}
+}  // namespace
+
+Prediction predict_ozaki2(int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero, const DeviceSpec& dev,
+                          Variant variant) {
+  return ozaki2_phases(m, n, k, moduli, beta_nonzero, dev, variant, 8.0, 1.0);
+}
+
+Prediction predict_zgemm(Variant v, int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero,
+                         const DeviceSpec& dev) {
+  Prediction pr;
+  if (v == Variant::Native) {
+    pr.variant = Variant::Native;
+    const double M = double(m), N = double(n), K = double(k);
+    const double c_bytes = 16.0 * M * N * (beta_nonzero ? 2.0 : 1.0);
+    pr.phases.push_back(phase("zgemm", 8.0 * M * N * K, 16.0 * (M * K + K * N) + c_bytes, dev.fp64_tflops * 1e12, dev));
+    pr.ms = pr.phases.back().ms;
+  } else {
+    pr = ozaki2_phases(m, n, k, moduli, beta_nonzero, dev, v, 16.0, 2.0);
+  }
+  pr.flops_per_mnk = 8.0;
   return pr;
 }
 

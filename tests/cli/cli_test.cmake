@@ -158,6 +158,14 @@ set(bad_cases
   "b2b|--conv|32x56x56x64|--m|100"
   "b2b|--filter|3"
   "b2b|--conv|1x8x8x64|--filter|4"
+  "run|--transa|C"
+  "run|--imag-scale|2"
+  "run|--complex|--scheme|ozaki1"
+  "accuracy|--complex|--slices|7"
+  "run|--complex|--accuracy|fp64|--moduli|12"
+  "run|--complex=1"
+  "b2b|--complex"
+  "accuracy|--complex|--moduli|1"
 )
 foreach(case IN LISTS bad_cases)
   string(REPLACE "|" ";" args "${case}")
@@ -240,6 +248,50 @@ endif()
 ozgemm_run(ri run --m 32 --n 32 --k 32 --phi 700 --slices 8)
 if(NOT ri_rc EQUAL 0 OR NOT ri_out MATCHES "Inf/NaN")
   fail("'run --phi 700' should run and report the non-finite inputs" "${ri_rc}" "${ri_out}" "${ri_err}")
+endif()
+
+# --- --complex: ZGEMM (the complex Ozaki-II scheme beside plain complex FP64 on the host) -----------------
+ozgemm_run(zc run --complex --m 24 --n 20 --k 30 --moduli 16 --transa C --imag-scale 0.5 --json)
+if(NOT zc_rc EQUAL 0)
+  fail("'run --complex --json' should exit 0" "${zc_rc}" "${zc_out}" "${zc_err}")
+endif()
+string(JSON zcomplex ERROR_VARIABLE jerr GET "${zc_out}" complex)
+string(JSON ztransa ERROR_VARIABLE jerr1 GET "${zc_out}" transa)
+string(JSON zbackend ERROR_VARIABLE jerr2 GET "${zc_out}" backend)
+if(jerr OR jerr1 OR jerr2 OR NOT zcomplex STREQUAL "ON" OR NOT ztransa STREQUAL "C")
+  fail("'run --complex --json' should say \"complex\": true and transa C" "${zc_rc}" "${zc_out}" "${zc_err}")
+endif()
+if(zbackend STREQUAL "host-reference")
+  # 16 moduli: at FP64's level (docs/numerics.md); plain complex FP64 as the last row
+  string(JSON zm0 GET "${zc_out}" rows 0 method)
+  string(JSON zmod GET "${zc_out}" rows 0 moduli)
+  string(JSON zerr GET "${zc_out}" rows 0 componentwise)
+  string(JSON zlast GET "${zc_out}" rows 1 method)
+  if(NOT zm0 STREQUAL "ozaki2_complex" OR NOT zmod EQUAL 16 OR NOT zlast STREQUAL "plain_fp64" OR zerr GREATER 1e-15)
+    fail("'run --complex' on the host: the complex Ozaki-II row at 16 moduli within FP64 accuracy, then plain FP64"
+         "${zc_rc}" "${zc_out}" "${zc_err}")
+  endif()
+endif()
+ozgemm_run(za accuracy --complex --m 16 --n 12 --k 20 --moduli 8 --phi 0.5,2 --json)
+string(JSON zrows ERROR_VARIABLE jerr LENGTH "${za_out}" rows)
+if(NOT za_rc EQUAL 0 OR jerr OR NOT zrows EQUAL 4)
+  fail("'accuracy --complex' should give 2 rows per phi (8 moduli, plain FP64)" "${za_rc}" "${za_out}" "${za_err}")
+endif()
+ozgemm_run(zt accuracy --complex --m 16 --n 12 --k 20 --moduli 12)
+if(NOT zt_rc EQUAL 0 OR NOT zt_out MATCHES "ozaki-II complex \\(2M\\), 12 moduli" OR NOT zt_out MATCHES "componentwise")
+  fail("'accuracy --complex' should print its table" "${zt_rc}" "${zt_out}" "${zt_err}")
+endif()
+ozgemm_run(zm model --complex --m 4096 --n 4096 --k 4096 --json)
+string(JSON zn ERROR_VARIABLE jerr LENGTH "${zm_out}" predictions)
+string(JSON zv0 ERROR_VARIABLE jerr1 GET "${zm_out}" predictions 0 variant)
+string(JSON zmod ERROR_VARIABLE jerr2 GET "${zm_out}" moduli)
+if(NOT zm_rc EQUAL 0 OR jerr OR jerr1 OR jerr2 OR NOT zn EQUAL 12 OR NOT zv0 STREQUAL "native-zgemm" OR NOT zmod EQUAL 16)
+  fail("'model --complex --json' should give 12 predictions (4 devices x native ZGEMM + 2 variants of 2M) at 16 moduli"
+       "${zm_rc}" "${zm_out}" "${zm_err}")
+endif()
+ozgemm_run(zh run --help)
+if(NOT zh_out MATCHES "--complex" OR NOT zh_out MATCHES "--imag-scale")
+  fail("'run --help' should describe --complex and --imag-scale" "${zh_rc}" "${zh_out}" "${zh_err}")
 endif()
 
 message(STATUS "cli_test: all checks passed")

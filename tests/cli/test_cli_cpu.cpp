@@ -3,6 +3,7 @@
 // schemes follows the GPU's rule (src/plan/call_planner.cpp, step 3). No CUDA needed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -94,4 +95,52 @@ TEST(CliFp64Choice, FollowsTheGpuRule) {
   c = choose_fp64_scheme(large, Scheme::Ozaki2, 6, 16);
   EXPECT_EQ(c.path, Fp64Path::Ozaki2);
   EXPECT_EQ(c.count, 16);
+}
+
+// --complex: the real parts are the real problem's matrices (same seed, same bits), the imaginary
+// parts scale with --imag-scale, and the errors of the complex host reference at 16 moduli are zero
+// on Gaussian-integer data small enough to be exact, as they are for plain complex FP64.
+TEST(CliComplex, ProblemAndErrors) {
+  CliOptions o;
+  o.seed = 99;
+  o.complex = true;
+  o.conj_a = true;
+  o.transa = Op::T;
+  o.imag_scale = 0.25;
+  const Sizes s{7, 5, 9};
+  const ComplexProblem p = make_complex_problem(o, s, 1.0, 1);
+  const HostProblem re = make_problem(o, s, 1.0, 3);
+  ASSERT_EQ(p.A.size(), re.A.size());
+  ASSERT_EQ(p.opa, ozgemm::ref::ComplexOp::C);
+  const ComplexProblem unit = [&] {
+    CliOptions u = o;
+    u.imag_scale = 1.0;
+    return make_complex_problem(u, s, 1.0, 2);
+  }();
+  for (size_t i = 0; i < p.A.size(); ++i) {
+    EXPECT_EQ(p.A[i].real(), re.A[i]);
+    EXPECT_EQ(p.A[i].imag(), 0.25 * unit.A[i].imag());
+  }
+  // Gaussian integers: every product and sum exact in FP64.
+  ComplexProblem q = p;
+  for (auto* v : {&q.A, &q.B})
+    for (auto& z : *v)
+      z = {std::fmax(-3.0, std::fmin(3.0, std::round(4 * z.real()))), std::fmax(-3.0, std::fmin(3.0, std::round(4 * z.imag())))};
+  std::vector<zcomplex> C(q.C0.size()), D(q.C0.size());
+  ozgemm::ref::plain_zgemm(q.opa, q.opb, s.m, s.n, s.k, q.alpha, q.A.data(), q.re.lda, q.B.data(), q.re.ldb, q.beta,
+                           C.data(), q.re.ldc);
+  ozgemm::ref::ozaki2_complex_reference(q.opa, q.opb, s.m, s.n, s.k, q.alpha, q.A.data(), q.re.lda, q.B.data(),
+                                        q.re.ldb, q.beta, D.data(), q.re.ldc, 16);
+  const auto entries = all_entries(s.m, s.n);
+  ASSERT_EQ(entries.size(), size_t(s.m * s.n));
+  for (const auto* c : {&C, &D}) {
+    const auto e = complex_errors_on(q, c->data(), q.re.ldc, entries);
+    EXPECT_EQ(e.compared, s.m * s.n);
+    EXPECT_EQ(e.componentwise, 0.0) << (c == &C ? "plain" : "2M, 16 moduli");
+    EXPECT_EQ(e.normwise, 0.0);
+  }
+  C[3] += zcomplex(0.0, 1.0);  // one entry off by i: seen with the complex modulus
+  const auto e = complex_errors_on(q, C.data(), q.re.ldc, entries);
+  EXPECT_GT(e.componentwise, 0.0);
+  EXPECT_EQ(e.nonfinite_mismatch, 0);
 }

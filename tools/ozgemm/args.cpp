@@ -68,10 +68,16 @@ std::vector<double> parse_double_list(const std::string& flag, const std::string
   return out;
 }
 
-Op parse_op(const std::string& flag, const std::string& text) {
+// N or T; C (the conjugate transpose: Op::T with *conj set) where `conj` is given.
+Op parse_op(const std::string& flag, const std::string& text, bool* conj) {
+  *conj = false;
   if (text == "N" || text == "n") return Op::N;
   if (text == "T" || text == "t") return Op::T;
-  throw UsageError(flag + " must be N or T (got " + quoted(text) + ")");
+  if (text == "C" || text == "c") {
+    *conj = true;
+    return Op::T;
+  }
+  throw UsageError(flag + " must be N, T or C (got " + quoted(text) + ")");
 }
 
 Variant parse_variant_flag(const std::string& text) {
@@ -103,15 +109,16 @@ const std::vector<CommandSpec>& command_specs() {
   static const std::vector<CommandSpec> specs = {
       {Command::Run, "run",
        {"--m", "--n", "--k", "--slices", "--accuracy", "--scheme", "--moduli", "--phi", "--transa", "--transb", "--alpha",
-        "--beta", "--seed", "--variant", "--iters", "--family", "--accumulator"}},
+        "--beta", "--seed", "--variant", "--iters", "--family", "--accumulator", "--complex", "--imag-scale"}},
       {Command::Accuracy, "accuracy",
        {"--m", "--n", "--k", "--slices", "--scheme", "--moduli", "--phi", "--transa", "--transb", "--alpha", "--beta",
-        "--seed"}},
+        "--seed", "--complex", "--imag-scale"}},
       {Command::Bench, "bench",
        {"--m", "--n", "--k", "--slices", "--accuracy", "--scheme", "--moduli", "--phi", "--transa", "--transb", "--alpha",
-        "--beta", "--seed", "--variant", "--iters", "--family", "--accumulator"}},
+        "--beta", "--seed", "--variant", "--iters", "--family", "--accumulator", "--complex", "--imag-scale"}},
       {Command::Model, "model",
-       {"--m", "--n", "--k", "--slices", "--scheme", "--moduli", "--beta", "--int8-tops", "--bandwidth", "--fp64-tflops"}},
+       {"--m", "--n", "--k", "--slices", "--scheme", "--moduli", "--beta", "--int8-tops", "--bandwidth", "--fp64-tflops",
+        "--complex"}},
       {Command::B2b, "b2b",
        {"--m", "--k", "--n0", "--n1", "--alpha", "--beta", "--phi", "--seed", "--iters", "--residency", "--type", "--conv",
         "--filter"}},
@@ -184,6 +191,11 @@ CliOptions parse_args(int argc, const char* const* argv) {
     if (!here)
       throw UsageError(flag + " does not apply to '" + o.command_name + "' (try 'ozgemm help " + o.command_name + "')");
     o.given.push_back(flag);
+    if (flag == "--complex") {  // a switch: no value
+      if (inline_value) throw UsageError("--complex takes no value");
+      o.complex = true;
+      continue;
+    }
     if (!inline_value) {
       if (i + 1 >= argc) throw UsageError(flag + " needs a value");
       value = argv[++i];
@@ -199,8 +211,9 @@ CliOptions parse_args(int argc, const char* const* argv) {
         throw UsageError("--slices must be in 1.." + std::to_string(kMaxSlices) + " (got " + value + ")");
       o.slices = static_cast<int>(v);
     } else if (flag == "--phi") o.phi = parse_double_list(flag, value);
-    else if (flag == "--transa") o.transa = parse_op(flag, value);
-    else if (flag == "--transb") o.transb = parse_op(flag, value);
+    else if (flag == "--transa") o.transa = parse_op(flag, value, &o.conj_a);
+    else if (flag == "--transb") o.transb = parse_op(flag, value, &o.conj_b);
+    else if (flag == "--imag-scale") o.imag_scale = parse_double(flag, value);
     else if (flag == "--alpha") o.alpha = parse_double(flag, value);
     else if (flag == "--beta") o.beta = parse_double(flag, value);
     else if (flag == "--seed") o.seed = parse_u64(flag, value);
@@ -267,8 +280,19 @@ CliOptions parse_args(int argc, const char* const* argv) {
   if (!o.conv.empty() && (o.m >= 0 || o.k >= 0))
     throw UsageError("--conv sets m (n * h * w) and k (r * r * c) itself; --m and --k go with GEMM pairs");
   if (o.conv.empty() && o.filter > 0) throw UsageError("--filter goes with --conv");
-  if (o.moduli > 0 && o.scheme != Scheme::Ozaki2 && o.command != Command::Model)
-    throw UsageError("--moduli goes with --scheme ozaki2");
+  if (o.complex) {
+    // Complex products run the complex Ozaki-II scheme (FIXED mode) or native ZGEMM: no Ozaki-I options.
+    if (o.scheme == Scheme::Ozaki1) throw UsageError("--scheme ozaki1 has no complex form; --complex takes --moduli");
+    if (o.slices > 0) throw UsageError("--slices is the Ozaki-I count; --complex takes --moduli");
+    if (o.accuracy == AccuracyOpt::Fp64 && o.moduli > 0)
+      throw UsageError("--accuracy fp64 runs native ZGEMM for complex data; --moduli goes with --accuracy fixed");
+  } else {
+    if (o.conj_a || o.conj_b) throw UsageError("--transa C / --transb C (conjugate transpose) go with --complex");
+    for (const auto& g : o.given)
+      if (g == "--imag-scale") throw UsageError("--imag-scale goes with --complex");
+  }
+  if (o.moduli > 0 && o.scheme != Scheme::Ozaki2 && o.command != Command::Model && !o.complex)
+    throw UsageError("--moduli goes with --scheme ozaki2 (or --complex)");
   if (o.scheme == Scheme::Ozaki2 && o.slices > 0) throw UsageError("--scheme ozaki2 takes --moduli, not --slices");
   if (o.moduli > 0 && o.accuracy == AccuracyOpt::Fp64)
     throw UsageError("--accuracy fp64 chooses the moduli count itself; --moduli goes with --accuracy fixed");
@@ -288,7 +312,14 @@ std::string option_help(const std::string& flag) {
   else if (flag == "--phi")
     u << "  --phi P[,P...]        input range: entries (U(0,1)-0.5)*exp(P*N(0,1)); P < 0: N(0,1)\n"
          "                        (large P overflows to Inf; such inputs are reported)\n";
-  else if (flag == "--transa") u << "  --transa N|T --transb N|T   op(A), op(B) (default N)\n";
+  else if (flag == "--transa") u << "  --transa N|T|C --transb N|T|C   op(A), op(B) (default N; C, the conjugate transpose, with --complex)\n";
+  else if (flag == "--complex")
+    u << "  --complex             complex FP64 (ZGEMM, ozgemmZgemm): the complex Ozaki-II scheme (2M: two INT8 products\n"
+         "                        per modulus; FIXED mode, --moduli N, default " << kDefaultComplexModuli
+      << ") or native ZGEMM (FP64 mode);\n"
+         "                        TFLOPS count 8mnk; errors use the complex modulus\n";
+  else if (flag == "--imag-scale")
+    u << "  --imag-scale S        --complex: imaginary parts S x the --phi family (default 1; 0: real data)\n";
   else if (flag == "--alpha") u << "  --alpha X --beta Y    scalars (default 1 and 0; beta != 0 fills C with random values)\n";
   else if (flag == "--seed")
     u << "  --seed S              random seed (default 42); the same matrices on any machine and core count\n";

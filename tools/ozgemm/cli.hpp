@@ -1,6 +1,6 @@
 // tools/ozgemm/cli.hpp — the `ozgemm` command line tool: options, shared helpers and commands.
 //
-//   ozgemm run       the main job: one emulated DGEMM with its time, TFLOPS and error table
+//   ozgemm run       the main job: one emulated DGEMM (ZGEMM with --complex) with its time, TFLOPS and errors
 //   ozgemm accuracy  error table over slice counts and input ranges (phi)
 //   ozgemm model     roofline predictions (no GPU needed)
 //   ozgemm bench     (GPU builds) timings of the variants beside native DGEMM
@@ -11,8 +11,9 @@
 // common.cpp (problem generation, sampled errors, table and JSON output), fp64_choice.cpp (FP64
 // mode's scheme choice on the host path: the tool's one call into the library's AUTO rules),
 // cmd_run.cpp (run; its host path), cmd_accuracy.cpp, cmd_model.cpp; gpu/ holds what needs CUDA
-// (cmd_bench.cpp: bench and the GPU path of run; cmd_b2b.cpp; probes.cpp: copy and INT8 rate
-// probes), compiled only in CUDA builds, where OZGEMM_HAVE_GPU_COMMANDS=1. args.cpp, common.cpp
+// (cmd_bench.cpp: bench and the GPU path of run; cmd_zgemm.cpp: the same with --complex; cmd_b2b.cpp;
+// probes.cpp: copy and INT8 rate probes), compiled only in CUDA builds, where OZGEMM_HAVE_GPU_COMMANDS=1.
+// complex.cpp holds the --complex problems, errors and host commands. args.cpp, common.cpp, complex.cpp
 // and fp64_choice.cpp form the library ozgemm_cli_common (no CUDA), which the CPU tests link too.
 //
 // Errors: bad arguments throw UsageError (exit 2); any other failure is reported as one line
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <complex>
 #include <cstdint>
 #include <iosfwd>
 #include <stdexcept>
@@ -29,6 +31,7 @@
 
 #include "ozgemm/problem.hpp"
 #include "ozgemm/reference/accuracy.hpp"
+#include "ozgemm/reference/ozaki2_complex.hpp"
 #include "ozgemm/reference/reference.hpp"
 #include "ozgemm/types.hpp"
 
@@ -92,6 +95,9 @@ struct CliOptions {
   int moduli = 0;                  // --moduli N (Ozaki-II); 0: not given
   std::vector<double> phi;         // empty: not given. --phi a,b,c (finite values; < 0 means N(0,1))
   Op transa = Op::N, transb = Op::N;
+  bool conj_a = false, conj_b = false;  // --transa C / --transb C (with --complex): conjugate transposes (transa T)
+  bool complex = false;            // --complex: ZGEMM (complex128) instead of DGEMM
+  double imag_scale = 1.0;         // --imag-scale: imaginary parts = imag_scale * the phi family (0: real data)
   double alpha = 1.0, beta = 0.0;  // finite
   uint64_t seed = 42;
   bool json = false;               // one JSON object on stdout, nothing else there
@@ -155,8 +161,9 @@ std::string nonfinite_note(const HostProblem& p, const ref::ErrorMetrics& e);
 // that transa/transb imply; make_problem fills them.
 HostProblem make_problem_layout(const CliOptions& o, const Sizes& s, double phi);
 
-// Which matrix of a problem a generator fills (part of each block's seed).
-enum class GenMatrix : uint32_t { A = 1, B = 2, C0 = 3 };
+// Which matrix of a problem a generator fills (part of each block's seed); the Imag ones are the
+// imaginary parts of --complex problems.
+enum class GenMatrix : uint32_t { A = 1, B = 2, C0 = 3, AImag = 4, BImag = 5, C0Imag = 6 };
 // Columns of one generator block: as many as hold about kGenBlockEntries entries (at least one).
 constexpr int64_t kGenBlockEntries = int64_t(1) << 18;
 int64_t gen_block_cols(int64_t rows);
@@ -227,12 +234,12 @@ std::string slices_cell(int s);
 // Runs `gemm` (which writes C) on a fresh copy of C0 and times it: `iters` repetitions when
 // given, otherwise once, repeated (up to 5 in all) while the runs are short. Returns the
 // fastest time in ms; C holds the result.
-template <class Gemm>
-double time_host_gemm(const HostProblem& p, std::vector<double>& C, int iters, Gemm gemm) {
+template <class T, class Gemm>
+double time_host_gemm(const std::vector<T>& C0, std::vector<T>& C, int iters, Gemm gemm) {
   using clock = std::chrono::steady_clock;
   double best = 0.0, total = 0.0;
   for (int it = 0;; ++it) {
-    C = p.C0;
+    C = C0;
     const auto t0 = clock::now();
     gemm(C.data());
     const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
@@ -312,8 +319,41 @@ std::string json_escape(const std::string& s);
 void json_problem_fields(Json& j, const Sizes& s, const CliOptions& o);
 // An ErrorMetrics as JSON fields: normwise, componentwise, elementwise, nonfinite_mismatch, compared.
 void json_error_fields(Json& j, const ref::ErrorMetrics& e);
+// A host table row's last fields, time_ms, gflops and the errors, and the end of its object.
+void json_timed_row_end(Json& j, double ms, double gflops, const ref::ErrorMetrics& e);
 // Where a measurement came from: "date" (UTC, today) and "commit" ($OZGEMM_COMMIT, if set).
 void json_provenance(Json& j);
+
+// ---------------------------------------------------------------------------------------------
+// --complex problems (complex.cpp): complex128 matrices, column-major with the leading dimensions of
+// the real problem of the same options (each element std::complex<double>, cuDoubleComplex's layout).
+using zcomplex = std::complex<double>;
+struct ComplexProblem {
+  HostProblem re;  // the real parts: make_problem's A, B, C0 (a real run's matrices with the same options)
+  ref::ComplexOp opa = ref::ComplexOp::N, opb = ref::ComplexOp::N;  // N, T or C (--transa C)
+  double imag_scale = 1.0;
+  zcomplex alpha{1.0, 0.0}, beta{0.0, 0.0};
+  std::vector<zcomplex> A, B, C0;  // real parts re.A, ...; imaginary parts imag_scale * fill_phi_blocks(phi)
+};
+// Real parts from make_problem; imaginary parts from fill_phi_blocks(phi, seed, GenMatrix::AImag, ...)
+// scaled by o.imag_scale (C0's only when beta != 0). alpha and beta are real (--alpha, --beta).
+ComplexProblem make_complex_problem(const CliOptions& o, const Sizes& s, double phi, unsigned threads = 0);
+char complex_op_char(ref::ComplexOp op);  // 'N', 'T', 'C'
+// The errors of C (leading dimension ldc) against alpha (AB) + beta C0 with op(A) op(B) from
+// ref::accurate_zgemm (double-double) on the given entries (each a 1 x 1 x k problem), with the
+// complex modulus: componentwise max |C - Cref| / (|alpha| (|A||B|) + |beta| |C0|), elementwise
+// max |C - Cref| / |Cref|, normwise over the entries; ref::compare's conventions otherwise.
+ref::ErrorMetrics complex_errors_on(const ComplexProblem& p, const zcomplex* C, int64_t ldc,
+                                    const std::vector<Entry>& entries);
+// Every entry of an m x n matrix, column by column.
+std::vector<Entry> all_entries(int64_t m, int64_t n);
+double complex_flops(const Sizes& s);  // 8 m n k: a complex multiply-add is 4 real multiplies and 4 adds
+// The host paths of `run --complex` (the complex Ozaki-II reference over --moduli or a sweep, beside
+// plain complex FP64, which stands for native ZGEMM) and `accuracy --complex`.
+int run_complex_on_host(const CliOptions& o, const std::string& note);
+int cmd_accuracy_complex(const CliOptions& o);
+// "complex": true, "imag_scale" and the ops with C as JSON fields.
+void json_complex_fields(Json& j, const CliOptions& o);
 
 // ---------------------------------------------------------------------------------------------
 // Commands. Each returns the process exit code; UsageError may escape to the dispatcher.
@@ -337,6 +377,11 @@ int run_on_host(const CliOptions& o, const std::string& note);
 //     from sampled_errors(sample_entries(m, n, kErrorSamples, seed)); text table or --json.
 int cmd_bench(const CliOptions& o);
 int run_on_gpu(const CliOptions& o);
+// --complex (gpu/cmd_zgemm.cpp): ozgemmZgemm beside native cublasZgemm, timed as bench times (CUDA
+// events, warm-up, median), TFLOPS = 8 m n k / time, errors on sampled entries (complex_errors_on);
+// `bench`: the command's defaults (FIXED mode at --moduli, default OZGEMM_DEFAULT_COMPLEX_MODULI),
+// else run's (FP64 mode, the library's default).
+int run_complex_on_gpu(const CliOptions& o, bool bench);
 // `ozgemm b2b` (gpu/cmd_b2b.cpp): back-to-back GEMM, fused vs the cuBLASLt pair.
 int cmd_b2b(const CliOptions& o);
 #endif

@@ -13,6 +13,7 @@ const std::vector<double> kDefaultAccuracyPhis = {-1.0, 0.5, 2.0, 4.0};
 }  // namespace
 
 int cmd_accuracy(const CliOptions& o) {
+  if (o.complex) return cmd_accuracy_complex(o);
   const Sizes sz = resolve_sizes(o, kDefaultSizeHost);
   const std::vector<double> phis = o.phi.empty() ? kDefaultAccuracyPhis : o.phi;
   const bool oz2 = o.scheme == Scheme::Ozaki2;

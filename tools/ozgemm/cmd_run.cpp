@@ -22,16 +22,6 @@ const char* path_name(Fp64Path p) {
 }
 }  // namespace
 
-void check_host_work(double work, const std::string& what) {
-  const double seconds = work / (kHostOpsPerSecondPerThread * std::max(1u, std::thread::hardware_concurrency()));
-  if (seconds > kHostRefuseSeconds)
-    throw UsageError(what + " would take about " + fmt_fixed(seconds / 60.0, 0) + " minutes on the host (limit " +
-                     fmt_fixed(kHostRefuseSeconds / 60.0, 0) + "); use a smaller --m/--n/--k, fewer slices (--slices), or a GPU");
-  if (seconds > kHostWarnSeconds)
-    std::cerr << "ozgemm: warning: " << what << " will take about " << fmt_fixed(seconds, 0) << " s on the host"
-              << std::endl;
-}
-
 int run_on_host(const CliOptions& o, const std::string& note) {
   reject_options(o, {"--variant", "--family", "--accumulator"}, "they choose GPU kernels, and this run uses the host reference");
   const bool fp64 = resolved_accuracy(o) == AccuracyOpt::Fp64;
@@ -70,14 +60,14 @@ int run_on_host(const CliOptions& o, const std::string& note) {
     if (o.scheme == Scheme::Auto && f.oz2.moduli > 0) moduli.push_back(f.oz2.moduli);
   }
   for (const int s : slices) {
-    const double ms = time_host_gemm(p, C, o.iters, [&](double* c) {
+    const double ms = time_host_gemm(p.C0, C, o.iters, [&](double* c) {
       ref::ozaki_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
                        p.ldc, s);
     });
     rows.push_back({"ozaki", "ozaki-I", s, 0, ms, ref::compare(C.data(), p.ldc, acc)});
   }
   for (const int nm : moduli) {
-    const double ms = time_host_gemm(p, C, o.iters, [&](double* c) {
+    const double ms = time_host_gemm(p.C0, C, o.iters, [&](double* c) {
       ref::ozaki2_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
                         p.ldc, nm);
     });
@@ -85,7 +75,7 @@ int run_on_host(const CliOptions& o, const std::string& note) {
                     ref::compare(C.data(), p.ldc, acc)});
   }
   {
-    const double ms = time_host_gemm(p, C, o.iters, [&](double* c) {
+    const double ms = time_host_gemm(p.C0, C, o.iters, [&](double* c) {
       ref::plain_dgemm(p.transa, p.transb, p.m, p.n, p.k, p.alpha, p.A.data(), p.lda, p.B.data(), p.ldb, p.beta, c,
                        p.ldc);
     });
@@ -128,9 +118,7 @@ int run_on_host(const CliOptions& o, const std::string& note) {
       j.key("moduli");
       r.moduli > 0 ? j.value(r.moduli) : j.null();
       j.field("default", r.method == "ozaki" && r.slices == kDefaultSlices);
-      j.field("time_ms", r.ms).field("gflops", gflops(r.ms));
-      json_error_fields(j, r.err);
-      j.end_object();
+      json_timed_row_end(j, r.ms, gflops(r.ms), r.err);
     }
     j.end_array().end_object();
     std::cout << j.str() << std::endl;
@@ -173,14 +161,15 @@ int cmd_run(const CliOptions& o) {
   std::string reason;
 #if OZGEMM_HAVE_GPU_COMMANDS
   std::string why;
-  if (ozgemm::gpu_available(&why)) return run_on_gpu(o);
+  if (ozgemm::gpu_available(&why)) return o.complex ? run_complex_on_gpu(o, false) : run_on_gpu(o);
   reason = "no GPU available (" + why + ")";
 #else
   reason = "no GPU available (this build has no CUDA: no nvcc found, or -DOZGEMM_ENABLE_CUDA=OFF)";
 #endif
   const Sizes sz = resolve_sizes(o, kDefaultSizeHost);
-  return run_on_host(o, "ozgemm: " + reason + "; running the same algorithm through the host reference on a " +
-                            sizes_text(sz) + " problem");
+  const std::string note = "ozgemm: " + reason + "; running the same algorithm through the host reference on a " +
+                           (o.complex ? "complex " : "") + sizes_text(sz) + " problem";
+  return o.complex ? run_complex_on_host(o, note) : run_on_host(o, note);
 }
 
 }  // namespace cli

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <iostream>
 #include <ostream>
 #include <random>
 #include <thread>
@@ -40,6 +41,16 @@ HostProblem make_problem_layout(const CliOptions& o, const Sizes& s, double phi)
   p.B.assign(size_of(p.ldb, b_cols), 0.0);
   p.C0.assign(size_of(p.ldc, s.n), 0.0);
   return p;
+}
+
+void check_host_work(double work, const std::string& what) {
+  const double seconds = work / (kHostOpsPerSecondPerThread * std::max(1u, std::thread::hardware_concurrency()));
+  if (seconds > kHostRefuseSeconds)
+    throw UsageError(what + " would take about " + fmt_fixed(seconds / 60.0, 0) + " minutes on the host (limit " +
+                     fmt_fixed(kHostRefuseSeconds / 60.0, 0) + "); use a smaller --m/--n/--k, fewer slices (--slices), or a GPU");
+  if (seconds > kHostWarnSeconds)
+    std::cerr << "ozgemm: warning: " << what << " will take about " << fmt_fixed(seconds, 0) << " s on the host"
+              << std::endl;
 }
 
 int64_t gen_block_cols(int64_t rows) { return std::max<int64_t>(1, kGenBlockEntries / std::max<int64_t>(1, rows)); }
@@ -131,7 +142,7 @@ HostFp64 run_fp64_host(const HostProblem& p, const ref::AccurateResult& acc, Sch
   out.oz1_decided = allowed != Scheme::Ozaki2;
   out.oz2_decided = allowed != Scheme::Ozaki1;
   std::vector<double> C;
-  out.ms = time_host_gemm(p, C, iters, [&](double* c) {
+  out.ms = time_host_gemm(p.C0, C, iters, [&](double* c) {
     if (out.oz1_decided)
       out.oz1 = ref::decide_slices(p.transa, p.transb, p.m, p.n, p.k, p.A.data(), p.lda, p.B.data(), p.ldb);
     if (out.oz2_decided)
@@ -405,8 +416,8 @@ Json& Json::null() {
 
 void json_problem_fields(Json& j, const Sizes& s, const CliOptions& o) {
   j.field("m", s.m).field("n", s.n).field("k", s.k);
-  j.field("transa", std::string(1, static_cast<char>(o.transa)));
-  j.field("transb", std::string(1, static_cast<char>(o.transb)));
+  j.field("transa", std::string(1, o.conj_a ? 'C' : static_cast<char>(o.transa)));
+  j.field("transb", std::string(1, o.conj_b ? 'C' : static_cast<char>(o.transb)));
   j.field("alpha", o.alpha).field("beta", o.beta).field("seed", o.seed);
   j.field("default_slices", kDefaultSlices);
 }
@@ -414,6 +425,12 @@ void json_problem_fields(Json& j, const Sizes& s, const CliOptions& o) {
 void json_error_fields(Json& j, const ref::ErrorMetrics& e) {
   j.field("normwise", e.normwise).field("componentwise", e.componentwise).field("elementwise", e.elementwise);
   j.field("nonfinite_mismatch", e.nonfinite_mismatch).field("compared", e.compared);
+}
+
+void json_timed_row_end(Json& j, double ms, double gflops, const ref::ErrorMetrics& e) {
+  j.field("time_ms", ms).field("gflops", gflops);
+  json_error_fields(j, e);
+  j.end_object();
 }
 
 void json_provenance(Json& j) {

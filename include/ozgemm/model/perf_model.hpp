@@ -35,7 +35,8 @@ struct Prediction {
   Variant variant;
   std::vector<Phase> phases;
   double ms = 0;  // phases run one after another: the sum
-  double tflops(int64_t m, int64_t n, int64_t k) const { return 2.0 * m * n * k / (ms * 1e9); }
+  double flops_per_mnk = 2.0;  // 2 (a real multiply-add), 8 for complex products (predict_zgemm)
+  double tflops(int64_t m, int64_t n, int64_t k) const { return flops_per_mnk * m * n * k / (ms * 1e9); }
 };
 
 // C (m x n) = A (m x k) B (k x n) with s slices, beta != 0 reading C once.
@@ -58,6 +59,14 @@ Prediction predict(Variant v, int64_t m, int64_t n, int64_t k, int s, bool beta_
 //   reconstruction       reads the N planes (4 or 1 bytes an entry), writes C (reads it if beta != 0)
 Prediction predict_ozaki2(int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero, const DeviceSpec& dev,
                           Variant variant = Variant::Unfused);
+
+// Complex FP64 (ZGEMM; 16-byte elements, tflops counts 8 m n k):
+//   Native               one phase, 8mnk flops at the FP64 rate (four real products' work), A, B, C once
+//   Unfused, PartiallyFused: the complex Ozaki-II scheme "2M" with N moduli, the phases of predict_ozaki2
+//                        with complex operands and two residue planes per modulus and operand (x + jy and
+//                        x - jy mod p): 2N INT8 GEMMs (2mnk 2N ops), 2N planes written and read back
+Prediction predict_zgemm(Variant v, int64_t m, int64_t n, int64_t k, int moduli, bool beta_nonzero,
+                         const DeviceSpec& dev);
 
 }  // namespace model
 }  // namespace ozgemm

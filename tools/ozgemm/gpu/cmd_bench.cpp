@@ -345,6 +345,7 @@ int cmd_bench(const CliOptions& o) {
     std::cerr << "ozgemm: error: bench needs a GPU (" << why << ")\n";
     return kExitFailure;
   }
+  if (o.complex) return run_complex_on_gpu(o, true);
   const Sizes sz = resolve_sizes(o, kDefaultSizeGpu);
   const int iters = o.iters > 0 ? o.iters : 20;
   CliOptions oo = o;
