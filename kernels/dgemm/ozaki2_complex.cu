@@ -58,14 +58,15 @@ __device__ __forceinline__ T stats_partial(const T (&s)[8][32], int j) {
   return kKContig ? s[threadIdx.y][j] : s[j][threadIdx.x];
 }
 
-// Shifts and flags; with kDigits (FP64 mode's decision) also the exact digits q over the non-zero
+// Shifts and flags; with digits.q (FP64 mode's decision) also the exact digits q over the non-zero
 // finite parts' lowest set bits, and their maximum over the finite rows.
-template <bool kKContig, bool kDigits>
+template <bool kKContig>
 __global__ void __launch_bounds__(256) oz2c_max_kernel(ComplexOperandView v, int64_t rows_pad, int32_t* __restrict__ shift,
                                                        int32_t* __restrict__ flag, RowDigits digits) {
   __shared__ double smax[8][32];
   __shared__ int sbad[8][32];
-  __shared__ int slsb[kDigits ? 8 : 1][32];
+  __shared__ int slsb[8][32];
+  const bool with_digits = digits.q != nullptr;  // grid-uniform
   const int64_t r = stats_row<kKContig>();
   double mx = 0.0;
   int bad = 0, lsb = nm::kNoDigits;
@@ -76,7 +77,7 @@ __global__ void __launch_bounds__(256) oz2c_max_kernel(ComplexOperandView v, int
       for (const double part : parts) {
         if (nm::is_finite(part)) {
           mx = fmax(mx, fabs(part));
-          if (kDigits && part != 0.0) lsb = min(lsb, nm::lowest_bit_exponent(part));
+          if (with_digits && part != 0.0) lsb = min(lsb, nm::lowest_bit_exponent(part));
         } else {
           bad = 1;
         }
@@ -84,18 +85,18 @@ __global__ void __launch_bounds__(256) oz2c_max_kernel(ComplexOperandView v, int
     }
   smax[threadIdx.y][threadIdx.x] = mx;
   sbad[threadIdx.y][threadIdx.x] = bad;
-  if constexpr (kDigits) slsb[threadIdx.y][threadIdx.x] = lsb;
+  slsb[threadIdx.y][threadIdx.x] = lsb;
   __syncthreads();
   if (!stats_combines<kKContig>() || r >= rows_pad) return;
   for (int j = 1; j < (kKContig ? 32 : 8); ++j) {  // slot 0: this thread's own
     mx = fmax(mx, stats_partial<kKContig>(smax, j));
     bad |= stats_partial<kKContig>(sbad, j);
-    if constexpr (kDigits) lsb = min(lsb, stats_partial<kKContig>(slsb, j));
+    lsb = min(lsb, stats_partial<kKContig>(slsb, j));
   }
   const int32_t sh = nm::shift_from_max(mx);
   shift[r] = sh;
   flag[r] = bad;
-  if constexpr (kDigits) {
+  if (with_digits) {
     const int32_t q = nm::exact_digits(sh, lsb);
     digits.q[r] = q;
     if (!bad) atomicMax(digits.q_max, q);
@@ -288,31 +289,24 @@ dim3 stats_grid(const ComplexOperandView& view, int64_t rows_pad) {
   return dim3(static_cast<unsigned>((rows_pad + rows - 1) / rows));
 }
 const dim3 kStatsBlock(32, 8);
-template <bool kDigits>
-void launch_max(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag, RowDigits digits,
-                cudaStream_t stream) {
-  const dim3 grid = stats_grid(view, rows_pad);
-  if (view.stride_l == 1)
-    oz2c_max_kernel<true, kDigits><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
-  else
-    oz2c_max_kernel<false, kDigits><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
-}
 }  // namespace
 
 cudaError_t launch_row_shifts(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
                               RowDigits digits, cudaStream_t stream) {
   if (rows_pad <= 0) return cudaSuccess;
-  if (digits.q)
-    launch_max<true>(view, rows_pad, shift, flag, digits, stream);
+  const dim3 grid = stats_grid(view, rows_pad);
+  if (view.stride_l == 1)
+    oz2c_max_kernel<true><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
   else
-    launch_max<false>(view, rows_pad, shift, flag, digits, stream);
+    oz2c_max_kernel<false><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
   return cudaGetLastError();
 }
 
 cudaError_t launch_oz2c_stats(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
                               int64_t* S, cudaStream_t stream) {
   if (rows_pad <= 0) return cudaSuccess;
-  launch_max<false>(view, rows_pad, shift, flag, RowDigits{}, stream);
+  const cudaError_t shifts = launch_row_shifts(view, rows_pad, shift, flag, RowDigits{}, stream);
+  if (shifts != cudaSuccess) return shifts;
   const dim3 grid = stats_grid(view, rows_pad);
   if (view.stride_l == 1)
     oz2c_norms_kernel<true><<<grid, kStatsBlock, 0, stream>>>(view, shift, rows_pad, S);

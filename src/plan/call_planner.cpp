@@ -223,7 +223,7 @@ class Fp64Decision {
   PlanStatus both_out() {
     std::string why = why1_;
     if (!why2_.empty()) why += (why.empty() ? "" : "; ") + why2_;
-    return native(why + " (AUTO rules)");
+    return native(auto_dropped_ ? why + " (AUTO rules)" : why);
   }
   PlanStatus failed(const char* what) {
     *why_ = std::string("FP64 mode's decision: ") + what + " failed";
@@ -239,6 +239,7 @@ class Fp64Decision {
   std::string* why_;
   bool oz1_ = false, oz2_ = false;
   std::string why1_, why2_;  // why a scheme dropped out
+  bool auto_dropped_ = false;  // an AUTO rule dropped one
 };
 
 PlanStatus Fp64Decision::run() {
@@ -263,6 +264,7 @@ PlanStatus Fp64Decision::run() {
     if (at_one.variant == Variant::Native) {
       oz1_ = false;
       why1_ = "Ozaki-I slower than native here at any slice count";
+      auto_dropped_ = true;
     }
   }
   if (oz2_) {
@@ -274,8 +276,10 @@ PlanStatus Fp64Decision::run() {
       }
     }
     why2_ = plan_ozaki2(s_, kMaxModuli, cs_.variant, dev_, &largest2, type_);
-    if (why2_.empty() && cs_.variant == Variant::Auto && !ozaki2_faster(kMinModuli))
+    if (why2_.empty() && cs_.variant == Variant::Auto && !ozaki2_faster(kMinModuli)) {
       why2_ = std::string(ozaki2_name()) + " slower than native at this shape";
+      auto_dropped_ = true;
+    }
     oz2_ = why2_.empty();
   }
   if (!oz1_ && !oz2_) return both_out();
@@ -306,6 +310,7 @@ PlanStatus Fp64Decision::run() {
     if (at_lower.variant == Variant::Native) {
       oz1_ = false;
       why1_ = "Ozaki-I slower than native here at " + std::to_string(lower) + " slices, the fewest these data allow";
+      auto_dropped_ = true;
     }
   }
   if (!oz1_ && !oz2_) return both_out();
@@ -344,6 +349,7 @@ PlanStatus Fp64Decision::run() {
     } else if (cs_.variant == Variant::Auto && !ozaki2_faster(moduli)) {
       oz2_ = false;
       why2_ = std::string(ozaki2_name()) + " at " + std::to_string(moduli) + " moduli slower than native here";
+      auto_dropped_ = true;
     } else if (!plan_ozaki2(s_, moduli, cs_.variant, dev_, &plan2, type_).empty()) {
       *why_ = std::string(ozaki2_name()) + " at " + std::to_string(moduli) + " moduli could not be planned";
       return PlanStatus::Invalid;  // the candidate check planned kMaxModuli moduli
@@ -374,6 +380,7 @@ PlanStatus Fp64Decision::run() {
       if (plan1.variant == Variant::Native) {
         oz1_ = false;
         why1_ = "Ozaki-I at " + std::to_string(slices) + " slices slower than native here";
+        auto_dropped_ = true;
       }
     }
   }

@@ -78,6 +78,19 @@ void certify_at(DecisionCounts* c, int moduli, double target) {
   for (int w = 0; w < nm::kModuliWindow; ++w) c->oz2_ratio_max[w] = nm::kMinModuli + w >= moduli ? target / 2 : target * 8;
 }
 
+// Maxima past `target` at every count (no count meets it).
+void fail_every_count(DecisionCounts* c, double target) {
+  for (double& r : c->oz2_ratio_max) r = target * 2;
+}
+
+// Data whose sample already rules every count out; the full pass (certifying 16 moduli) must not run.
+ScriptedData ruled_out_by_the_sample(double target) {
+  ScriptedData data;
+  fail_every_count(&data.sample_counts, target);
+  certify_at(&data.bound_counts, 16, target);
+  return data;
+}
+
 CallSettings ozaki2_fp64() {
   CallSettings s;
   s.scheme = Scheme::Ozaki2;
@@ -203,9 +216,7 @@ TEST(CallPlanner, Fp64ModeTakesTheFewestCertifiedModuli) {
 TEST(CallPlanner, Fp64ModeSkipsTheFullPassWhenTheSampleRulesEveryCountOut) {
   const CallProblem pr = square(8192, 8192);
   const double target = nm::target_constant(pr.shape.k);
-  ScriptedData data;
-  for (double& r : data.sample_counts.oz2_ratio_max) r = target * 2;
-  certify_at(&data.bound_counts, 16, target);  // never read: the full pass must not run
+  ScriptedData data = ruled_out_by_the_sample(target);
   CallPlan p;
   ASSERT_EQ(ozgemm::plan_call(ozaki2_fp64(), pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
   EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
@@ -404,9 +415,7 @@ TEST(CallPlannerComplex, Fp64ModeRunsNativeZgemmWhereNoCountMeetsTheBound) {
   const CallProblem pr = complex_square(8192, 8192);
   const double target = nm::target_constant(pr.shape.k);
   // The sample already rules every count out: the full pass is skipped.
-  ScriptedData sampled;
-  for (double& r : sampled.sample_counts.oz2_ratio_max) r = target * 2;
-  certify_at(&sampled.bound_counts, 16, target);  // never read
+  ScriptedData sampled = ruled_out_by_the_sample(target);
   CallPlan p;
   ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, &sampled, &p), PlanStatus::Ok);
   EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
@@ -418,7 +427,7 @@ TEST(CallPlannerComplex, Fp64ModeRunsNativeZgemmWhereNoCountMeetsTheBound) {
   EXPECT_EQ(p.report.moduli, 0);
   EXPECT_EQ(p.report.bound, 0.0);
   EXPECT_DOUBLE_EQ(p.report.target, target);
-  EXPECT_EQ(p.report.reason, "FP64 mode ran native ZGEMM: no moduli count up to 20 meets the bound (AUTO rules)");
+  EXPECT_EQ(p.report.reason, "FP64 mode ran native ZGEMM: no moduli count up to 20 meets the bound");
   EXPECT_EQ(sampled.calls, (std::vector<std::string>{"capturing", "reserve", "digits", "sample"}));
   // The sample passes, the full pass does not (an entry past the sample's rows).
   ScriptedData full;

@@ -343,10 +343,11 @@ struct Operands {
   std::vector<zcomplex> A, B;
 };
 
-// a_l = x (1 + i), b_l = y (1 - i) with shared signs and every low significand bit set: each part's
-// truncation error adds (tests/cpu/test_ozaki2_complex.cpp's adversarial case), and |a| = sqrt2 max
-// part, the most the magnitude digits (the larger part) underestimate |A||B|.
-Operands adversarial(int a_rows, int a_cols, int b_rows, int b_cols, std::mt19937_64& rng) {
+// a_l = x (1 + i), b_l = y (1 - i) (stored; op C conjugates) with signs shared by a_l and b_l and every
+// low significand bit set: all products of an entry have one phase, so each part's truncation error
+// adds (tests/cpu/test_ozaki2_complex.cpp's adversarial case), and |a| = sqrt2 max part, the most the
+// magnitude digits (the larger part) underestimate |A||B|. A, B stored a_rows x a_cols, b_rows x b_cols.
+Operands adversarial(ComplexOp ta, ComplexOp tb, int a_rows, int a_cols, int b_rows, int b_cols, std::mt19937_64& rng) {
   std::uniform_int_distribution<uint64_t> bits(0, (uint64_t(1) << 52) - 1);
   const auto tail = [&] {  // in [0.5, 1) with the low 30 significand bits set
     const uint64_t u = (uint64_t(1022) << 52) | bits(rng) | ((uint64_t(1) << 30) - 1);
@@ -354,15 +355,25 @@ Operands adversarial(int a_rows, int a_cols, int b_rows, int b_cols, std::mt1993
     std::memcpy(&x, &u, 8);
     return x;
   };
+  const int k = ta == ComplexOp::N ? a_cols : a_rows;
+  std::vector<double> sign(static_cast<size_t>(k));
+  for (auto& x : sign) x = rng() % 2 ? 1.0 : -1.0;
   Operands o{"adversarial signs", std::vector<zcomplex>(size_t(a_rows) * a_cols), std::vector<zcomplex>(size_t(b_rows) * b_cols)};
-  for (size_t i = 0; i < o.A.size(); ++i) o.A[i] = (i % 3 ? 1.0 : -1.0) * tail() * zcomplex(1, 1);
-  for (size_t i = 0; i < o.B.size(); ++i) o.B[i] = (i % 3 ? 1.0 : -1.0) * tail() * zcomplex(1, -1);
+  for (size_t i = 0; i < o.A.size(); ++i) {
+    const size_t l = ta == ComplexOp::N ? i / size_t(a_rows) : i % size_t(a_rows);
+    o.A[i] = sign[l] * tail() * zcomplex(1, 1);
+  }
+  for (size_t i = 0; i < o.B.size(); ++i) {
+    const size_t l = tb == ComplexOp::N ? i % size_t(b_rows) : i / size_t(b_rows);
+    o.B[i] = sign[l] * tail() * zcomplex(1, -1);
+  }
   return o;
 }
 
 // The phi families (fill_phi's phi for the real and the imaginary parts), Im = 0, Re = 0, |Im| >> |Re|,
-// and the adversarial signs.
-std::vector<Operands> families(int a_rows, int a_cols, int b_rows, int b_cols, std::mt19937_64& rng) {
+// and the adversarial signs (A, B stored a_rows x a_cols, b_rows x b_cols for ops ta, tb).
+std::vector<Operands> families(ComplexOp ta, ComplexOp tb, int a_rows, int a_cols, int b_rows, int b_cols,
+                               std::mt19937_64& rng) {
   std::vector<Operands> v;
   const double phis[][2] = {{-1.0, -1.0}, {0.5, 0.5}, {1.0, 1.0}, {0.5, -1.0}, {-1.0, 1.0}};
   for (auto& phi : phis)
@@ -382,7 +393,7 @@ std::vector<Operands> families(int a_rows, int a_cols, int b_rows, int b_cols, s
   v.push_back(re);
   v.push_back(im);
   v.push_back(wide);
-  v.push_back(adversarial(a_rows, a_cols, b_rows, b_cols, rng));
+  v.push_back(adversarial(ta, tb, a_rows, a_cols, b_rows, b_cols, rng));
   return v;
 }
 
@@ -504,7 +515,8 @@ TEST_P(GpuZgemmFp64, DecisionAndResultEqualTheHostReferenceAndMeetTheContract) {
   int emulated = 0;
   for (const Shape& sh : shapes) {
     const bool ta_n = sh.ta == ComplexOp::N, tb_n = sh.tb == ComplexOp::N;
-    for (const Operands& o : families(ta_n ? sh.m : sh.k, ta_n ? sh.k : sh.m, tb_n ? sh.k : sh.n, tb_n ? sh.n : sh.k, rng_)) {
+    for (const Operands& o :
+         families(sh.ta, sh.tb, ta_n ? sh.m : sh.k, ta_n ? sh.k : sh.m, tb_n ? sh.k : sh.n, tb_n ? sh.n : sh.k, rng_)) {
       const std::string what = o.name + " " + char(sh.ta) + char(sh.tb) + " " + std::to_string(sh.m) + "x" +
                                std::to_string(sh.n) + "x" + std::to_string(sh.k);
       emulated += check(what, sh.ta, sh.tb, sh.m, sh.n, sh.k, o.A, o.B, /*contract=*/true) > 0;
