@@ -1,9 +1,12 @@
 // The accuracy decision's kernels (ozgemm/numerics/accuracy.hpp): the magnitude digits and U of an
-// operand, and the per-entry reduction of the bound over the magnitude product. The same functions
-// as the host reference (src/reference/accuracy_reference.cpp), so both choose the same count.
+// operand, and the per-entry reduction of the bound over the magnitude product (Ozaki-II's for real
+// data, R2, or complex data, R2c of numerics/ozaki2_complex.hpp; the complex operands' magnitudes are
+// ozaki2_complex.cu's). The same functions as the host references (src/reference/accuracy_reference.cpp,
+// ozaki2_complex_reference.cpp), so both choose the same count.
 #include "kernels/dgemm/launch.hpp"
 #include "kernels/dgemm/operand_tile.cuh"
 #include "ozgemm/numerics/accuracy.hpp"
+#include "ozgemm/numerics/ozaki2_complex.hpp"
 
 namespace ozgemm {
 namespace kernels {
@@ -150,6 +153,11 @@ struct Oz2BoundShared {
   unsigned long long block_max[kOz2BoundRows / 32][nm::kModuliWindow];  // a warp's largest excess (bits) by count
 };
 
+// A row's (column's) side of the bound: R2's, or for complex data R2c's (the excess terms times sqrt2).
+__device__ __forceinline__ nm::Oz2Side bound_side(const Oz2BoundArgs& a2, int32_t q, int32_t d) {
+  return a2.complex_data ? nm::oz2c_side(q, d) : nm::oz2_side(q, d);
+}
+
 // This thread's row against the block's columns for the counts of `group` (at most S of them: slot
 // s is the s-th), then each slot's maximum over the warp into sh.block_max.
 template <int S>
@@ -169,7 +177,7 @@ __device__ void oz2_bound_rows(const Oz2BoundArgs& a2, int64_t r, int64_t c0, ui
     int32_t e_row[S];
 #pragma unroll
     for (int s = 0; s < S; ++s) {
-      const nm::Oz2Side side = nm::oz2_side(a.q_a[r], w_of[s] < 0 ? 0 : a2.d_a[w_of[s] * a2.d_stride_a + r]);
+      const nm::Oz2Side side = bound_side(a2, a.q_a[r], w_of[s] < 0 ? 0 : a2.d_a[w_of[s] * a2.d_stride_a + r]);
       x_row[s] = side.x;
       y_row[s] = side.y;
       e_row[s] = a.shift_a[r] + side.d;
@@ -231,7 +239,7 @@ __global__ void __launch_bounds__(kOz2BoundRows) oz2_bound_kernel(Oz2BoundArgs a
     const int j = i / W, w = i % W;
     const int64_t c = c0 + j, cg = a.col0 + c;
     if (c < a.cols) {
-      const nm::Oz2Side side = nm::oz2_side(a.q_b[cg], a2.d_b[w * a2.d_stride_b + cg]);
+      const nm::Oz2Side side = bound_side(a2, a.q_b[cg], a2.d_b[w * a2.d_stride_b + cg]);
       sh.col_xy[j][w] = make_double2(side.x, nm::oz2_recon_y(a2.recon_abs_u[w], side));
       sh.col_e[j][w] = a.shift_b[cg] - 2 + side.d;
       if (w == 0) {

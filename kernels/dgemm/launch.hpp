@@ -99,7 +99,10 @@ struct Oz2BoundArgs {
   BoundArgs base;
   const int8_t *d_a, *d_b;
   int64_t d_stride_a, d_stride_b;
-  double recon_abs_u[numerics::kModuliWindow];
+  double recon_abs_u[numerics::kModuliWindow];  // of each count's moduli set (complex data: oz2c_recon_abs_u)
+  // Complex data (the 2M scheme's R2c, numerics/ozaki2_complex.hpp): the sides are oz2c_side's (the
+  // excess terms times sqrt2), d_a / d_b and recon_abs_u the complex set's.
+  bool complex_data = false;
 };
 cudaError_t launch_oz2_bound(const Oz2BoundArgs& args, cudaStream_t stream);
 
@@ -249,6 +252,17 @@ cudaError_t launch_oz2c_residues(const ComplexOperandView& view, const int32_t* 
 using Oz2cReconstructArgs = Oz2ReconstructArgsOf<double2, ComplexOperandView>;
 cudaError_t launch_oz2c_reconstruct(const Oz2cReconstructArgs& args, const numerics::Ozaki2Constants& c,
                                     cudaStream_t stream);
+// FP64 mode's decision for complex data (numerics/ozaki2_complex.hpp, "The accuracy contract"): the
+// real statistics of each row's 2k parts. launch_row_shifts: shift[r] and flag[r] as launch_oz2c_stats
+// and, with digits.q, the exact digits q[r] over the parts and their maximum over the finite rows.
+// launch_magnitudes: mag[r * ld + l] = the element's magnitude digit max(floor|ar'|, floor|ai'|)
+// (oz2c_magnitude_terms; 0 for padding; a non-finite part counts as 0) for r < rows_pad, l < kpad,
+// U[r] += the parts' unit terms and S[r] += their oz2_norm_term (U and S zeroed by the caller; S is
+// required: complex data has Ozaki-II only). Conjugation (view.conj) changes none of them.
+cudaError_t launch_row_shifts(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
+                              RowDigits digits, cudaStream_t stream);
+cudaError_t launch_magnitudes(const ComplexOperandView& view, const int32_t* shift, int64_t rows_pad, int64_t kpad,
+                              int64_t ld, uint8_t* mag, int64_t* U, int64_t* S, cudaStream_t stream);
 // C = oz2c_scale_c(beta, C) (beta == 0: C = 0 without reading C; beta == 1: nothing runs), the BLAS
 // quick return for k == 0 or alpha == 0.
 cudaError_t launch_oz2c_scale_c(int64_t m, int64_t n, double2 beta, double2* C, int64_t ldc, cudaStream_t stream);

@@ -1,5 +1,6 @@
 // The complex Ozaki-II scheme's kernels, 2M form (ozgemm/numerics/ozaki2_complex.hpp; launch.hpp lists
-// them): an operand's statistics (shifts, Inf/NaN flags, norms S over the 2k parts of a row), its
+// them): an operand's statistics (shifts, Inf/NaN flags, norms S over the 2k parts of a row; for FP64
+// mode's decision also the exact digits, and the magnitude digits with U and S), its
 // residues as two transformed int8 planes per modulus, the reconstruction from the products' planes
 // with complex alpha/beta and the special path (the quick return C = beta C is reconstruct_epilogue.cu's,
 // beside the real one). The products are the real scheme's (cuBLASLt over 2N planes, or the Hopper
@@ -9,6 +10,7 @@
 
 #include "kernels/dgemm/launch.hpp"
 #include "kernels/dgemm/moduli_count.cuh"
+#include "ozgemm/numerics/accuracy.hpp"
 #include "ozgemm/numerics/ozaki2.hpp"
 #include "ozgemm/numerics/ozaki2_complex.hpp"
 
@@ -56,35 +58,49 @@ __device__ __forceinline__ T stats_partial(const T (&s)[8][32], int j) {
   return kKContig ? s[threadIdx.y][j] : s[j][threadIdx.x];
 }
 
+// Shifts and flags; with digits.q (FP64 mode's decision) also the exact digits q over the non-zero
+// finite parts' lowest set bits, and their maximum over the finite rows.
 template <bool kKContig>
 __global__ void __launch_bounds__(256) oz2c_max_kernel(ComplexOperandView v, int64_t rows_pad, int32_t* __restrict__ shift,
-                                                       int32_t* __restrict__ flag) {
+                                                       int32_t* __restrict__ flag, RowDigits digits) {
   __shared__ double smax[8][32];
   __shared__ int sbad[8][32];
+  __shared__ int slsb[8][32];
+  const bool with_digits = digits.q != nullptr;  // grid-uniform
   const int64_t r = stats_row<kKContig>();
   double mx = 0.0;
-  int bad = 0;
+  int bad = 0, lsb = nm::kNoDigits;
   if (r < v.rows)
     for (int64_t l = stats_first_l<kKContig>(); l < v.k; l += stats_step_l<kKContig>()) {
       const double2 x = load(v, r, l);
       const double parts[2] = {x.x, x.y};
       for (const double part : parts) {
-        if (nm::is_finite(part))
+        if (nm::is_finite(part)) {
           mx = fmax(mx, fabs(part));
-        else
+          if (with_digits && part != 0.0) lsb = min(lsb, nm::lowest_bit_exponent(part));
+        } else {
           bad = 1;
+        }
       }
     }
   smax[threadIdx.y][threadIdx.x] = mx;
   sbad[threadIdx.y][threadIdx.x] = bad;
+  slsb[threadIdx.y][threadIdx.x] = lsb;
   __syncthreads();
   if (!stats_combines<kKContig>() || r >= rows_pad) return;
   for (int j = 1; j < (kKContig ? 32 : 8); ++j) {  // slot 0: this thread's own
     mx = fmax(mx, stats_partial<kKContig>(smax, j));
     bad |= stats_partial<kKContig>(sbad, j);
+    lsb = min(lsb, stats_partial<kKContig>(slsb, j));
   }
-  shift[r] = nm::shift_from_max(mx);
+  const int32_t sh = nm::shift_from_max(mx);
+  shift[r] = sh;
   flag[r] = bad;
+  if (with_digits) {
+    const int32_t q = nm::exact_digits(sh, lsb);
+    digits.q[r] = q;
+    if (!bad) atomicMax(digits.q_max, q);
+  }
 }
 
 template <bool kKContig>
@@ -131,13 +147,12 @@ __device__ __forceinline__ void store_planes(const nm::Oz2Pieces<W>& re, const n
   }
 }
 
-template <int N>
-__global__ void __launch_bounds__(kResThreads) oz2c_residues_kernel(ComplexOperandView v, const int32_t* __restrict__ shift,
-                                                                    const int64_t* __restrict__ S, nm::Ozaki2Constants c,
-                                                                    int64_t rows_pad, int64_t kpad, int64_t plane,
-                                                                    int8_t* __restrict__ res, int32_t* __restrict__ sft) {
-  __shared__ ComplexTile t;
-  __shared__ int32_t row_sft[kTile];
+// The tile of block blockIdx.x (row-major over tiles of rows_pad x kpad: tiles_l a row of tiles):
+// its first row and k-index, its elements loaded into t (zeros past the operand).
+struct TileOrigin {
+  int64_t r0, l0;
+};
+__device__ __forceinline__ TileOrigin load_tile(const ComplexOperandView& v, int64_t kpad, ComplexTile& t) {
   const int64_t tiles_l = (kpad + kTile - 1) / kTile;
   const int64_t r0 = (int64_t(blockIdx.x) / tiles_l) * kTile, l0 = (int64_t(blockIdx.x) % tiles_l) * kTile;
   const bool kcontig = v.stride_l == 1;
@@ -146,6 +161,21 @@ __global__ void __launch_bounds__(kResThreads) oz2c_residues_kernel(ComplexOpera
     const int64_t r = r0 + rr, l = l0 + ll;
     t[rr][ll] = (r < v.rows && l < v.k) ? load(v, r, l) : make_double2(0.0, 0.0);
   }
+  return TileOrigin{r0, l0};
+}
+int64_t tile_count(int64_t rows_pad, int64_t kpad) {
+  return ((rows_pad + kTile - 1) / kTile) * ((kpad + kTile - 1) / kTile);
+}
+
+template <int N>
+__global__ void __launch_bounds__(kResThreads) oz2c_residues_kernel(ComplexOperandView v, const int32_t* __restrict__ shift,
+                                                                    const int64_t* __restrict__ S, nm::Ozaki2Constants c,
+                                                                    int64_t rows_pad, int64_t kpad, int64_t plane,
+                                                                    int8_t* __restrict__ res, int32_t* __restrict__ sft) {
+  __shared__ ComplexTile t;
+  __shared__ int32_t row_sft[kTile];
+  const TileOrigin at = load_tile(v, kpad, t);
+  const int64_t r0 = at.r0, l0 = at.l0;
   if (threadIdx.x < kTile && r0 + threadIdx.x < rows_pad) {
     const int64_t r = r0 + threadIdx.x;
     row_sft[threadIdx.x] = shift[r] - 1 + nm::oz2_extra_shift(S[r], c);
@@ -163,6 +193,41 @@ __global__ void __launch_bounds__(kResThreads) oz2c_residues_kernel(ComplexOpera
     const int32_t s = row_sft[rr];
     store_planes<0, N>(nm::oz2_pieces_for_count<N>(re, s), nm::oz2_pieces_for_count<N>(im, s), res + r * kpad + l,
                        plane);
+  }
+}
+
+// ---- FP64 mode's magnitudes (launch_magnitudes): the residues' tiles ----
+// Each warp takes one row of the tile at a time (32 consecutive l: 32 consecutive bytes of mag), its
+// U and S partial sums reduced across the warp and added to U[r], S[r] once per tile (integer sums:
+// order-free).
+__global__ void __launch_bounds__(kResThreads) oz2c_magnitudes_kernel(ComplexOperandView v, const int32_t* __restrict__ shift,
+                                                                      int64_t rows_pad, int64_t kpad, int64_t ld,
+                                                                      uint8_t* __restrict__ mag, int64_t* __restrict__ U,
+                                                                      int64_t* __restrict__ S) {
+  __shared__ ComplexTile t;
+  const TileOrigin at = load_tile(v, kpad, t);
+  __syncthreads();
+  static_assert(kTile == 32 && kResThreads % 32 == 0, "a warp a row of the tile");
+  for (int idx = threadIdx.x; idx < kTile * kTile; idx += kResThreads) {
+    const int rr = idx / kTile, ll = idx % kTile;  // warp-uniform rr
+    const int64_t r = at.r0 + rr, l = at.l0 + ll;
+    unsigned long long usum = 0, ssum = 0;
+    if (r < rows_pad && l < kpad) {
+      const double2 x = t[rr][ll];
+      const double re = nm::is_finite(x.x) ? x.x : 0.0, im = nm::is_finite(x.y) ? x.y : 0.0;
+      const nm::MagnitudeTerms terms = nm::oz2c_magnitude_terms(re, im, shift[r]);
+      mag[r * ld + l] = static_cast<uint8_t>(terms.digit);
+      usum = static_cast<unsigned long long>(terms.unit);
+      ssum = static_cast<unsigned long long>(terms.norm);
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      usum += __shfl_xor_sync(0xffffffffu, usum, o);
+      ssum += __shfl_xor_sync(0xffffffffu, ssum, o);
+    }
+    if (ll == 0 && r < rows_pad) {
+      if (usum) atomicAdd(reinterpret_cast<unsigned long long*>(U + r), usum);
+      if (ssum) atomicAdd(reinterpret_cast<unsigned long long*>(S + r), ssum);
+    }
   }
 }
 
@@ -217,19 +282,47 @@ dim3 grid_2d(int64_t m, int64_t n, dim3 block) {
 
 }  // namespace
 
+namespace {
+// The statistics kernels' grid: kStatsRowsK (k-contiguous) or kStatsRowsR rows a block of 32 x 8.
+dim3 stats_grid(const ComplexOperandView& view, int64_t rows_pad) {
+  const int64_t rows = view.stride_l == 1 ? kStatsRowsK : kStatsRowsR;
+  return dim3(static_cast<unsigned>((rows_pad + rows - 1) / rows));
+}
+const dim3 kStatsBlock(32, 8);
+}  // namespace
+
+cudaError_t launch_row_shifts(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
+                              RowDigits digits, cudaStream_t stream) {
+  if (rows_pad <= 0) return cudaSuccess;
+  const dim3 grid = stats_grid(view, rows_pad);
+  if (view.stride_l == 1)
+    oz2c_max_kernel<true><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
+  else
+    oz2c_max_kernel<false><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_oz2c_stats(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
                               int64_t* S, cudaStream_t stream) {
   if (rows_pad <= 0) return cudaSuccess;
-  const dim3 block(32, 8);
-  if (view.stride_l == 1) {
-    const dim3 grid(static_cast<unsigned>((rows_pad + kStatsRowsK - 1) / kStatsRowsK));
-    oz2c_max_kernel<true><<<grid, block, 0, stream>>>(view, rows_pad, shift, flag);
-    oz2c_norms_kernel<true><<<grid, block, 0, stream>>>(view, shift, rows_pad, S);
-  } else {
-    const dim3 grid(static_cast<unsigned>((rows_pad + kStatsRowsR - 1) / kStatsRowsR));
-    oz2c_max_kernel<false><<<grid, block, 0, stream>>>(view, rows_pad, shift, flag);
-    oz2c_norms_kernel<false><<<grid, block, 0, stream>>>(view, shift, rows_pad, S);
-  }
+  const cudaError_t shifts = launch_row_shifts(view, rows_pad, shift, flag, RowDigits{}, stream);
+  if (shifts != cudaSuccess) return shifts;
+  const dim3 grid = stats_grid(view, rows_pad);
+  if (view.stride_l == 1)
+    oz2c_norms_kernel<true><<<grid, kStatsBlock, 0, stream>>>(view, shift, rows_pad, S);
+  else
+    oz2c_norms_kernel<false><<<grid, kStatsBlock, 0, stream>>>(view, shift, rows_pad, S);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_magnitudes(const ComplexOperandView& view, const int32_t* shift, int64_t rows_pad, int64_t kpad,
+                              int64_t ld, uint8_t* mag, int64_t* U, int64_t* S, cudaStream_t stream) {
+  if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
+  if (!S || ld < kpad) return cudaErrorInvalidValue;
+  const int64_t tiles = tile_count(rows_pad, kpad);
+  if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+  oz2c_magnitudes_kernel<<<static_cast<unsigned>(tiles), kResThreads, 0, stream>>>(view, shift, rows_pad, kpad, ld, mag,
+                                                                                    U, S);
   return cudaGetLastError();
 }
 
@@ -237,7 +330,7 @@ cudaError_t launch_oz2c_residues(const ComplexOperandView& view, const int32_t* 
                                  const nm::Ozaki2Constants& c, int64_t rows_pad, int64_t kpad, int64_t plane,
                                  int8_t* res, int32_t* sft, cudaStream_t stream) {
   if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
-  const int64_t tiles = ((rows_pad + kTile - 1) / kTile) * ((kpad + kTile - 1) / kTile);
+  const int64_t tiles = tile_count(rows_pad, kpad);
   if (tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
   return with_moduli_count(c.n, [&](auto n) {
     oz2c_residues_kernel<decltype(n)::value>

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 
 #include "api/handle.hpp"
 #include "ozgemm/ozgemm.h"
@@ -78,11 +79,19 @@ void to_info(const ozgemm::CallReport& r, ozgemmCallInfo_t* info) {
   info->moduli = r.moduli;
 }
 
-// FP64 mode's access to the data (planner.hpp): the dispatch layer's passes on the handle's stream,
-// the handle's workspace. Keeps the status of the first failure.
+// The element type of operands T (double: real, cuDoubleComplex: complex).
+template <class T>
+constexpr ozgemm::ElementType element_type() {
+  return std::is_same<T, cuDoubleComplex>::value ? ozgemm::ElementType::ComplexF64 : ozgemm::ElementType::RealF64;
+}
+
+// FP64 mode's access to the data (planner.hpp): the dispatch layer's passes on the handle's stream
+// over operands of type T (double or cuDoubleComplex), the handle's workspace. Keeps the status of
+// the first failure.
+template <class T>
 class HandleData final : public ozgemm::DecisionData {
  public:
-  HandleData(ozgemmContext* h, const GemmShape& s, const double* A, const double* B)
+  HandleData(ozgemmContext* h, const GemmShape& s, const T* A, const T* B)
       : h_(h), s_(s), A_(A), B_(B), exec_(h->exec()) {}
   bool capturing(bool* ok) override {
     // The first call of every decision: data it cannot read is refused here.
@@ -118,29 +127,26 @@ class HandleData final : public ozgemm::DecisionData {
   }
   ozgemmContext* h_;
   const GemmShape& s_;
-  const double *A_, *B_;
+  const T *A_, *B_;
   ozgemm::dispatch::ExecContext exec_;
   void* ws_ = nullptr;
   ozgemmStatus_t status_ = OZGEMM_STATUS_SUCCESS;
 };
 
 // A query's plan (plan_call without data): the settings' count, and in FP64 mode the workspace any
-// decided count may need.
+// decided count may need. Real data: the C API's queries (ozgemmGetWorkspaceSize, ozgemmPlanCall, ...)
+// take no element type (ozgemm.h); plan_call answers complex queries too.
 ozgemmStatus_t plan_query(const ozgemmContext* h, const GemmShape& s, ozgemm::CallPlan* plan) {
   return to_status(ozgemm::plan_call(h->settings, {s}, h->dev, nullptr, plan));
 }
 
-// A call's plan: FP64 mode decides from A and B (null ones are refused where it reads them).
-ozgemmStatus_t plan_run(ozgemmContext* h, const GemmShape& s, const double* A, const double* B, ozgemm::CallPlan* plan) {
-  HandleData data(h, s, A, B);
-  const ozgemm::PlanStatus st = ozgemm::plan_call(h->settings, {s}, h->dev, &data, plan);
+// A call's plan (T = double or cuDoubleComplex): FP64 mode decides from A and B (null ones are
+// refused where it reads them).
+template <class T>
+ozgemmStatus_t plan_run(ozgemmContext* h, const GemmShape& s, const T* A, const T* B, ozgemm::CallPlan* plan) {
+  HandleData<T> data(h, s, A, B);
+  const ozgemm::PlanStatus st = ozgemm::plan_call(h->settings, {s, element_type<T>()}, h->dev, &data, plan);
   return st == ozgemm::PlanStatus::DataFailed ? data.status() : to_status(st);
-}
-
-// Complex data's plan: no data read (FP64 mode's complex decision is not built: native ZGEMM).
-ozgemmStatus_t plan_run(ozgemmContext* h, const GemmShape& s, const cuDoubleComplex*, const cuDoubleComplex*,
-                        ozgemm::CallPlan* plan) {
-  return to_status(ozgemm::plan_call(h->settings, {s, ozgemm::ElementType::ComplexF64}, h->dev, nullptr, plan));
 }
 
 bool is_zero(double a) { return a == 0.0; }

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <variant>
 
 #include "baseline/int8_gemm_cublaslt.hpp"
@@ -194,15 +195,38 @@ ozgemmStatus_t run_ozaki1(const ExecContext& ctx, const Ozaki1Plan& plan, bool s
   return OZGEMM_STATUS_SUCCESS;
 }
 
-// Every count's limits table of the window, gathered once (the constants never change).
-const kernels::Oz2ShiftLimits& oz2_shift_limits() {
-  static const kernels::Oz2ShiftLimits limits = [] {
-    kernels::Oz2ShiftLimits l{};
-    for (int w = 0; w < numerics::kModuliWindow; ++w)
-      std::memcpy(l.limit[w], numerics::ozaki2_constants(numerics::kMinModuli + w).limit, sizeof l.limit[w]);
-    return l;
-  }();
-  return limits;
+// The moduli set's constants of the element type at n moduli: the real set, or the complex (2M) one.
+const numerics::Ozaki2Constants& oz2_constants(ElementType type, int n) {
+  return type == ElementType::ComplexF64 ? numerics::ozaki2_complex_constants(n) : numerics::ozaki2_constants(n);
+}
+
+// Every count's limits table of the window, per element type, gathered once (the constants never change).
+kernels::Oz2ShiftLimits gather_shift_limits(ElementType type) {
+  kernels::Oz2ShiftLimits l{};
+  for (int w = 0; w < numerics::kModuliWindow; ++w)
+    std::memcpy(l.limit[w], oz2_constants(type, numerics::kMinModuli + w).limit, sizeof l.limit[w]);
+  return l;
+}
+const kernels::Oz2ShiftLimits& oz2_shift_limits(ElementType type) {
+  static const kernels::Oz2ShiftLimits real = gather_shift_limits(ElementType::RealF64);
+  static const kernels::Oz2ShiftLimits complex = gather_shift_limits(ElementType::ComplexF64);
+  return type == ElementType::ComplexF64 ? complex : real;
+}
+
+// The decision's views of op(A)'s rows and op(B)'s columns. Complex data: without conjugation, which
+// changes none of the decision's statistics (they read the parts' magnitudes and lowest bits).
+kernels::OperandView decision_view_a(const GemmShape& s, const double* A) { return view_of_op_a(s, A); }
+kernels::OperandView decision_view_b(const GemmShape& s, const double* B) { return view_of_op_b(s, B); }
+kernels::ComplexOperandView decision_view_a(const GemmShape& s, const cuDoubleComplex* A) {
+  return complex_view_of_op_a(s, A, false);
+}
+kernels::ComplexOperandView decision_view_b(const GemmShape& s, const cuDoubleComplex* B) {
+  return complex_view_of_op_b(s, B, false);
+}
+// The element type of a decision's operands T (double or cuDoubleComplex): its plan must agree.
+template <class T>
+bool plan_fits(const DecisionPlan& plan) {
+  return plan.type == (std::is_same<T, cuDoubleComplex>::value ? ElementType::ComplexF64 : ElementType::RealF64);
 }
 
 // Copies the device counts back (synchronising the stream).
@@ -222,25 +246,31 @@ ozgemmStatus_t read_counts(const ExecContext& ctx, const kernels::DecisionResult
   for (int w = 0; w < numerics::kModuliWindow; ++w) std::memcpy(&counts->oz2_ratio_max[w], &host.oz2_ratio_max[w], sizeof(double));
   return OZGEMM_STATUS_SUCCESS;
 }
-}  // namespace
 
-ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
-                               const double* A, const double* B, void* workspace, DecisionCounts* counts) {
+// The decision passes (dispatch.hpp) for either element type T: the complex operands' statistics are
+// the real ones over each row's 2k parts (kernels/dgemm/launch.hpp's ComplexOperandView overloads).
+template <class T>
+ozgemmStatus_t digits_pass(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape, const T* A,
+                           const T* B, void* workspace, DecisionCounts* counts) {
+  if (!plan_fits<T>(plan)) return OZGEMM_STATUS_INTERNAL_ERROR;
   char* ws = static_cast<char*>(workspace);
   auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
   OZ_CUDA_TRY(cudaMemsetAsync(result, 0, sizeof *result, ctx.stream));
   kernels::RowDigits da{reinterpret_cast<int32_t*>(ws + plan.off_q_a), &result->q_max_a};
   kernels::RowDigits db{reinterpret_cast<int32_t*>(ws + plan.off_q_b), &result->q_max_b};
   const Stats stats = stats_in(ws, plan.stats);
-  OZ_CUDA_TRY(kernels::launch_row_shifts(view_of_op_a(shape, A), plan.m_pad, stats.shift_a, stats.flag_a, da, ctx.stream));
-  OZ_CUDA_TRY(kernels::launch_row_shifts(view_of_op_b(shape, B), plan.n_pad, stats.shift_b, stats.flag_b, db, ctx.stream));
+  OZ_CUDA_TRY(kernels::launch_row_shifts(decision_view_a(shape, A), plan.m_pad, stats.shift_a, stats.flag_a, da, ctx.stream));
+  OZ_CUDA_TRY(kernels::launch_row_shifts(decision_view_b(shape, B), plan.n_pad, stats.shift_b, stats.flag_b, db, ctx.stream));
   return read_counts(ctx, result, counts);
 }
 
-ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
-                              const double* A, const double* B, void* workspace, const BoundRequest& rq,
-                              DecisionCounts* counts) {
+template <class T>
+ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape, const T* A,
+                          const T* B, void* workspace, const BoundRequest& rq, DecisionCounts* counts) {
   static_assert(sizeof(kernels::DecisionResult) <= 256, "the planner reserves 256 bytes for the result");
+  const bool complex = plan.type == ElementType::ComplexF64;
+  // Complex data has Ozaki-II only (its magnitudes pass always computes S).
+  if (!plan_fits<T>(plan) || (complex && (rq.ozaki1 || !rq.ozaki2))) return OZGEMM_STATUS_INTERNAL_ERROR;
   char* ws = static_cast<char*>(workspace);
   auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
   const Stats stats = stats_in(ws, plan.stats);
@@ -260,11 +290,13 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
       OZ_CUDA_TRY(cudaMemsetAsync(S_a, 0, sizeof(int64_t) * size_t(plan.m_pad), ctx.stream));
       OZ_CUDA_TRY(cudaMemsetAsync(S_b, 0, sizeof(int64_t) * size_t(plan.n_pad), ctx.stream));
     }
-    OZ_CUDA_TRY(kernels::launch_magnitudes(view_of_op_a(shape, A), shift_a, plan.m_pad, plan.kmag, plan.kmag, mag_a, u_a,
-                                           rq.ozaki2 ? S_a : nullptr, ctx.stream));
-    OZ_CUDA_TRY(kernels::launch_magnitudes(view_of_op_b(shape, B), shift_b, plan.n_pad, plan.kmag, plan.kmag, mag_b, u_b,
-                                           rq.ozaki2 ? S_b : nullptr, ctx.stream));
-    if (rq.ozaki2) OZ_CUDA_TRY(kernels::launch_oz2_extra_shifts(S_a, plan.m_pad, d_a, S_b, plan.n_pad, d_b, oz2_shift_limits(), ctx.stream));
+    OZ_CUDA_TRY(kernels::launch_magnitudes(decision_view_a(shape, A), shift_a, plan.m_pad, plan.kmag, plan.kmag, mag_a,
+                                           u_a, rq.ozaki2 ? S_a : nullptr, ctx.stream));
+    OZ_CUDA_TRY(kernels::launch_magnitudes(decision_view_b(shape, B), shift_b, plan.n_pad, plan.kmag, plan.kmag, mag_b,
+                                           u_b, rq.ozaki2 ? S_b : nullptr, ctx.stream));
+    if (rq.ozaki2)
+      OZ_CUDA_TRY(kernels::launch_oz2_extra_shifts(S_a, plan.m_pad, d_a, S_b, plan.n_pad, d_b, oz2_shift_limits(plan.type),
+                                                   ctx.stream));
   }
   // Only the bounds' fields restart; the digit maxima stay.
   OZ_CUDA_TRY(cudaMemsetAsync(&result->s_max, 0, sizeof(kernels::DecisionResult) - offsetof(kernels::DecisionResult, s_max),
@@ -293,8 +325,11 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
   b2.d_b = d_b;
   b2.d_stride_a = plan.m_pad;
   b2.d_stride_b = plan.n_pad;
-  for (int w = 0; w < numerics::kModuliWindow; ++w)
-    b2.recon_abs_u[w] = numerics::ozaki2_constants(numerics::kMinModuli + w).recon_abs_u;
+  b2.complex_data = complex;
+  for (int w = 0; w < numerics::kModuliWindow; ++w) {
+    const numerics::Ozaki2Constants& c = oz2_constants(plan.type, numerics::kMinModuli + w);
+    b2.recon_abs_u[w] = complex ? numerics::oz2c_recon_abs_u(c) : c.recon_abs_u;  // R2c's or R2's
+  }
   // The magnitude product of rows [0, rows) x columns [col0, col0 + ncols) into P (every k-block).
   auto magnitude_product = [&](int64_t rows, int64_t col0, int64_t ncols) {
     for (int64_t blk = 0; blk < plan.pblocks; ++blk) {
@@ -331,6 +366,28 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
     if (rq.ozaki2) OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
   }
   return read_counts(ctx, result, counts);
+}
+
+}  // namespace
+
+ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                               const double* A, const double* B, void* workspace, DecisionCounts* counts) {
+  return digits_pass(ctx, plan, shape, A, B, workspace, counts);
+}
+ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                               const cuDoubleComplex* A, const cuDoubleComplex* B, void* workspace,
+                               DecisionCounts* counts) {
+  return digits_pass(ctx, plan, shape, A, B, workspace, counts);
+}
+ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                              const double* A, const double* B, void* workspace, const BoundRequest& rq,
+                              DecisionCounts* counts) {
+  return bound_pass(ctx, plan, shape, A, B, workspace, rq, counts);
+}
+ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                              const cuDoubleComplex* A, const cuDoubleComplex* B, void* workspace,
+                              const BoundRequest& rq, DecisionCounts* counts) {
+  return bound_pass(ctx, plan, shape, A, B, workspace, rq, counts);
 }
 
 namespace {
@@ -488,20 +545,23 @@ ozgemmStatus_t run_native_complex(const ExecContext& ctx, const GemmShape& s, Co
   return st == CUBLAS_STATUS_SUCCESS ? OZGEMM_STATUS_SUCCESS : OZGEMM_STATUS_EXECUTION_FAILED;
 }
 
-// The complex scheme (2M, numerics/ozaki2_complex.hpp): the statistics and the two transformed planes
-// per modulus of each operand, the products over all planes (oz2_products, as the real scheme's), and
-// the complex reconstruction per chunk.
-ozgemmStatus_t run_ozaki2_complex(const ExecContext& ctx, const Ozaki2Plan& plan, const GemmShape& shape, ComplexOps ops,
-                                  cuDoubleComplex alpha, const cuDoubleComplex* A, const cuDoubleComplex* B,
-                                  cuDoubleComplex beta, cuDoubleComplex* C, void* workspace) {
+// The complex scheme (2M, numerics/ozaki2_complex.hpp): the statistics (unless stats_ready: FP64
+// mode's decision left shifts, flags and S at these offsets) and the two transformed planes per
+// modulus of each operand, the products over all planes (oz2_products, as the real scheme's), and the
+// complex reconstruction per chunk.
+ozgemmStatus_t run_ozaki2_complex(const ExecContext& ctx, const Ozaki2Plan& plan, bool stats_ready, const GemmShape& shape,
+                                  ComplexOps ops, cuDoubleComplex alpha, const cuDoubleComplex* A,
+                                  const cuDoubleComplex* B, cuDoubleComplex beta, cuDoubleComplex* C, void* workspace) {
   const numerics::Ozaki2Constants& cst = numerics::ozaki2_complex_constants(plan.moduli);
   const Oz2Buffers w = oz2_buffers(static_cast<char*>(workspace), plan);
   const kernels::ComplexOperandView va = complex_view_of_op_a(shape, A, ops.conj_a);
   const kernels::ComplexOperandView vb = complex_view_of_op_b(shape, B, ops.conj_b);
   cudaStream_t st = ctx.stream;
   record(ctx, 0);
-  OZ_CUDA_TRY(kernels::launch_oz2c_stats(va, plan.m_pad, w.stats.shift_a, w.stats.flag_a, w.S_a, st));
-  OZ_CUDA_TRY(kernels::launch_oz2c_stats(vb, plan.n_pad, w.stats.shift_b, w.stats.flag_b, w.S_b, st));
+  if (!stats_ready) {
+    OZ_CUDA_TRY(kernels::launch_oz2c_stats(va, plan.m_pad, w.stats.shift_a, w.stats.flag_a, w.S_a, st));
+    OZ_CUDA_TRY(kernels::launch_oz2c_stats(vb, plan.n_pad, w.stats.shift_b, w.stats.flag_b, w.S_b, st));
+  }
   record(ctx, 1);
   OZ_CUDA_TRY(kernels::launch_oz2c_residues(va, w.stats.shift_a, w.S_a, cst, plan.m_pad, plan.kpad, plan.res_a_plane(),
                                             w.res_a, w.sft_a, st));
@@ -545,7 +605,7 @@ ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape
           [&](const Ozaki1Plan&) { return OZGEMM_STATUS_INTERNAL_ERROR; },  // the planner never makes one for complex data
           [&](const Ozaki2Plan& p) {
             return p.type == ElementType::ComplexF64
-                       ? run_ozaki2_complex(ctx, p, shape, ops, alpha, A, B, beta, C, workspace)
+                       ? run_ozaki2_complex(ctx, p, plan.stats_ready, shape, ops, alpha, A, B, beta, C, workspace)
                        : OZGEMM_STATUS_INTERNAL_ERROR;
           },
       },

@@ -32,7 +32,8 @@ struct ExecContext {
 
 // THE launch entry: runs plan.method (native DGEMM, Ozaki-I or Ozaki-II in the variant the plan
 // holds); workspace holds plan.workspace_bytes bytes (none for native). With plan.stats_ready the
-// emulation reads the operands' shifts, flags (and Ozaki-II's norms) from the workspace.
+// emulation reads the operands' shifts, flags (and Ozaki-II's norms) from the workspace (real and
+// complex data alike).
 ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape& shape, double alpha, const double* A,
                    const double* B, double beta, double* C, void* workspace);
 // C = beta * C (beta == 0: C = 0 without reading it), the BLAS quick return for k == 0 or alpha == 0.
@@ -51,15 +52,23 @@ ozgemmStatus_t run(const ExecContext& ctx, const CallPlan& plan, const GemmShape
 // C = beta C for complex data (numerics::oz2c_scale_c: beta == 0 gives 0 without reading C).
 ozgemmStatus_t scale_c(const ExecContext& ctx, const GemmShape& shape, cuDoubleComplex beta, cuDoubleComplex* C);
 
-// FP64 mode's decision passes over A and B (plan: DecisionPlan). Each ends by copying the counts back
-// (it synchronises ctx.stream).
+// FP64 mode's decision passes over A and B (plan: DecisionPlan of the operands' element type; the
+// complex overloads run the complex statistics and R2c, numerics/ozaki2_complex.hpp, and take
+// Ozaki-II requests only; a plan of the other type is INTERNAL_ERROR). Each ends by copying the counts
+// back (it synchronises ctx.stream).
 // Pass 1: shifts, flags and exact digits of both operands, left in the workspace for the emulation.
 ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
                                const double* A, const double* B, void* workspace, DecisionCounts* counts);
+ozgemmStatus_t decision_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                               const cuDoubleComplex* A, const cuDoubleComplex* B, void* workspace,
+                               DecisionCounts* counts);
 // Pass 2: the BoundRequest (planner.hpp), over its rows and columns.
 ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
                               const double* A, const double* B, void* workspace, const BoundRequest& request,
                               DecisionCounts* counts);
+ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape,
+                              const cuDoubleComplex* A, const cuDoubleComplex* B, void* workspace,
+                              const BoundRequest& request, DecisionCounts* counts);
 
 // Fills dev's kernel flags (sm90_kernels, portable_kernels) for the current device; false when
 // this build has no device code that runs on it (OZGEMM_CUDA_ARCHITECTURES).

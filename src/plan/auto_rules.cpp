@@ -121,6 +121,36 @@ bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
   return roofline_emulation_wins(moduli + kOzaki2DecisionProducts, dev);
 }
 
+// Complex data: an ESTIMATE from the roofline, not a measurement (to be calibrated on the H100 and
+// replaced by a measured table, as the real rules above were). The work in units of one real INT8
+// product of m n k: 2 a modulus (the 2M planes) plus the decision, taken as the real decision's
+// cost (its one magnitude product is the same size; its passes read the 16-byte complex elements
+// once more: unmeasured). Native ZGEMM is kZgemmRealGemms real FP64 GEMMs of work.
+constexpr double kOzaki2ComplexDecisionProducts = kOzaki2DecisionProducts;
+constexpr double kZgemmRealGemms = 4.0;
+double oz2c_products(int moduli) { return 2.0 * moduli + kOzaki2ComplexDecisionProducts; }
+// Hopper: the speed-up over native ZGEMM with the real scheme's measured product rate
+// (kHopperOzaki2ProductRate, fused products, 8192^3) against native ZGEMM's measured 48.1 TFLOPS
+// (8 m n k flops; cublasZgemm at 8192^3 on the H100, issue 32): 4 R / (Z (2N + D)), 2.7x at 16
+// moduli, 2.2x at 20. Taken only where it clears kHopperOzaki2ComplexMinSpeedup and the shape is at
+// least kHopperOzaki2ComplexMinSize in m, n and k (the real scheme's products reached that rate from
+// 8192; native ZGEMM does four times the work of DGEMM at the same shape, so the estimate admits
+// 4096: the target is >= 0.98x native at 4096^3, to be checked by measurement).
+constexpr double kHopperZgemmTflops = 48.1;
+constexpr double kHopperOzaki2ComplexMinSpeedup = 1.25;
+constexpr int64_t kHopperOzaki2ComplexMinSize = 4096;
+
+bool auto_ozaki2_complex(const GemmShape& shape, int moduli, const DeviceDesc& dev) {
+  if (!dev.has_int8_tensor_cores() || moduli < kMinModuli || moduli > kMaxModuli) return false;
+  if (dev.is_hopper()) {
+    if (!dev.sm90_kernels) return false;  // as for real data: the unfused products were measured slower
+    if (std::min({shape.m, shape.n, shape.k}) < kHopperOzaki2ComplexMinSize) return false;
+    const double speedup = kZgemmRealGemms * kHopperOzaki2ProductRate / (kHopperZgemmTflops * oz2c_products(moduli));
+    return speedup >= kHopperOzaki2ComplexMinSpeedup;
+  }
+  return roofline_emulation_wins(oz2c_products(moduli) / kZgemmRealGemms, dev);
+}
+
 Variant auto_ozaki2_variant(const GemmShape&, const DeviceDesc& dev) {
   // H100 SXM, 2026-11-24, 15 moduli, phi 0.5, both variants in one run (bench/results/
   // 2026-11-24-h100-ozaki2-fused/call7-final-5daf45f, `bash bench/device_ozaki2_fused.sh`): partially

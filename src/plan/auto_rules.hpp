@@ -24,6 +24,13 @@ constexpr double kEmulationEfficiency = 0.6;  // unfused end-to-end vs INT8 peak
 // elsewhere the roofline as for Ozaki-I with one INT8 product per modulus plus the decision's cost.
 bool auto_ozaki2(const GemmShape& shape, int moduli, const DeviceDesc& dev);
 
+// Complex data (the 2M scheme, numerics/ozaki2_complex.hpp): the complex Ozaki-II scheme at
+// `moduli` moduli, FP64 mode's decision included, expected faster than native ZGEMM for `shape`. An
+// ESTIMATE until measured (issue 32; auto_rules.cpp says from what): 2 INT8 products a modulus plus
+// the decision's cost against native ZGEMM's four real FP64 GEMMs of work; Hopper with the fused
+// products only, from a minimum size.
+bool auto_ozaki2_complex(const GemmShape& shape, int moduli, const DeviceDesc& dev);
+
 // How AUTO runs Ozaki-II's products (plan_ozaki2 with Variant::Auto): PartiallyFused (the Hopper
 // GEMM with the reduction in its epilogue) where the device and build have it (measured faster on
 // the H100 at 4096^3 to 16384^3), else Unfused.

@@ -13,8 +13,11 @@
 //   3. of the candidates that meet the target and beat native, the one expected fastest
 //      (auto_rules' expected_tflops), reusing the statistics of steps 1-2.
 // Each pass ends with one small copy back (the stream is synchronised twice per call, three times
-// when the sample passes). Complex data (ElementType::ComplexF64) takes plan_complex: FIXED mode's
-// complex Ozaki-II plan, native ZGEMM in FP64 mode (no complex decision yet) and for variant NATIVE.
+// when the sample passes). Complex data (ElementType::ComplexF64): FP64 mode takes the same steps
+// with the complex Ozaki-II scheme (2M) the only candidate whatever the scheme setting (Ozaki-I has
+// no complex form): step 1's digits feed R2c's exactness test only, step 2's bound is R2c
+// (numerics/ozaki2_complex.hpp), the AUTO rule auto_ozaki2_complex, and every fallback native ZGEMM.
+// plan_complex plans FIXED mode's complex Ozaki-II, variant NATIVE and the queries without data.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -97,12 +100,35 @@ void set_ozaki2(const Ozaki2Plan& p, CallPlan* out) {
   out->report.moduli = p.moduli;
 }
 
-// Complex data: FIXED mode runs the complex Ozaki-II scheme (2M, numerics/ozaki2_complex.hpp) at the
-// settings' count (kDefaultComplexModuli unless set) with the settings' variant, whatever the scheme
-// setting (Ozaki-I has no complex form). Variant NATIVE runs native ZGEMM, and so does FP64 mode: its
-// complex decision (the proven bound per count) is not built yet, and FP64 mode never emulates
-// without it.
-PlanStatus plan_complex(const CallSettings& cs, const GemmShape& s, const DeviceDesc& dev, CallPlan* out,
+// FP64 mode's workspace without data: the decision's and the largest plan any count of an allowed
+// scheme could take (complex data: the complex Ozaki-II scheme's only).
+PlanStatus fp64_workspace(const CallSettings& cs, const GemmShape& s, const DeviceDesc& dev, ElementType type,
+                          size_t* bytes, std::string* why) {
+  const bool complex = type == ElementType::ComplexF64;
+  size_t most = 0;
+  DecisionPlan dp;
+  if (plan_decision(s, dev, &dp, type).empty()) most = dp.workspace_bytes;
+  Ozaki2Plan p2;  // the largest moduli count has the largest workspace
+  if ((complex || cs.scheme != Scheme::Ozaki1) && plan_ozaki2(s, kMaxModuli, cs.variant, dev, &p2, type).empty())
+    most = std::max(most, p2.workspace_bytes);
+  if (!complex && cs.scheme != Scheme::Ozaki2)
+    for (int sl = 1; sl <= kMaxSlices; ++sl) {
+      Ozaki1Plan p;
+      const PlanStatus st = plan_ozaki1_at(cs, s, sl, dev, &p, why);
+      if (st != PlanStatus::Ok) return st;
+      most = std::max(most, p.workspace_bytes);
+    }
+  *bytes = most;
+  return PlanStatus::Ok;
+}
+
+// Complex data without a decision: FIXED mode runs the complex Ozaki-II scheme (2M,
+// numerics/ozaki2_complex.hpp) at the settings' count (kDefaultComplexModuli unless set) with the
+// settings' variant, whatever the scheme setting (Ozaki-I has no complex form); variant NATIVE runs
+// native ZGEMM. FP64 mode gets here for queries without data (query: the workspace any decided count
+// may need) and empty problems: the plan at that count, or native ZGEMM where AUTO rules the complex
+// scheme out at every count (as the decision would before reading data).
+PlanStatus plan_complex(const CallSettings& cs, const GemmShape& s, const DeviceDesc& dev, bool query, CallPlan* out,
                         std::string* why) {
   *out = CallPlan{};
   out->type = ElementType::ComplexF64;
@@ -115,37 +141,26 @@ PlanStatus plan_complex(const CallSettings& cs, const GemmShape& s, const Device
   }
   if (cs.fp64_mode) {
     r.target = numerics::target_constant(s.k);
-    r.fell_back = true;
-    r.reason = "FP64 mode: complex decision not implemented; native ZGEMM";
-    return PlanStatus::Ok;
+    if (cs.variant == Variant::Auto && !auto_ozaki2_complex(s, kMinModuli, dev)) {
+      r.fell_back = true;
+      r.reason = "FP64 mode ran native ZGEMM: complex Ozaki-II slower than native at this shape (AUTO rules)";
+      return PlanStatus::Ok;
+    }
   }
   Ozaki2Plan p2;
   const PlanStatus st = plan_ozaki2_at(cs, s, cs.effective_complex_moduli(), dev, &p2, why, ElementType::ComplexF64);
   if (st != PlanStatus::Ok) return st;
   set_ozaki2(p2, out);
-  r.reason = "complex Ozaki-II (2M): " + std::to_string(p2.moduli) + " moduli, " + std::to_string(p2.planes()) +
-             " INT8 products (FIXED), " + variant_name(p2.variant) + ", no bound computed" + ran_unfused(p2.fallback);
-  return PlanStatus::Ok;
-}
-
-// FP64 mode's workspace without data: the decision's and the largest plan any count of an allowed
-// scheme could take.
-PlanStatus fp64_workspace(const CallSettings& cs, const GemmShape& s, const DeviceDesc& dev, size_t* bytes,
-                          std::string* why) {
-  size_t most = 0;
-  DecisionPlan dp;
-  if (plan_decision(s, dev, &dp).empty()) most = dp.workspace_bytes;
-  Ozaki2Plan p2;  // the largest moduli count has the largest workspace
-  if (cs.scheme != Scheme::Ozaki1 && plan_ozaki2(s, kMaxModuli, cs.variant, dev, &p2).empty())
-    most = std::max(most, p2.workspace_bytes);
-  if (cs.scheme != Scheme::Ozaki2)
-    for (int sl = 1; sl <= kMaxSlices; ++sl) {
-      Ozaki1Plan p;
-      const PlanStatus st = plan_ozaki1_at(cs, s, sl, dev, &p, why);
-      if (st != PlanStatus::Ok) return st;
-      most = std::max(most, p.workspace_bytes);
-    }
-  *bytes = most;
+  const std::string what = "complex Ozaki-II (2M): " + std::to_string(p2.moduli) + " moduli, " +
+                           std::to_string(p2.planes()) + " INT8 products";
+  if (!cs.fp64_mode) {
+    r.reason = what + " (FIXED), " + variant_name(p2.variant) + ", no bound computed" + ran_unfused(p2.fallback);
+    return PlanStatus::Ok;
+  }
+  r.reason = "FP64 mode without data: " + what + " planned; each call decides its count (up to " +
+             std::to_string(kMaxModuli) + ") or native ZGEMM from the data";
+  if (query && s.m > 0 && s.n > 0 && s.k > 0)
+    return fp64_workspace(cs, s, dev, ElementType::ComplexF64, &out->workspace_bytes, why);
   return PlanStatus::Ok;
 }
 
@@ -171,16 +186,17 @@ PlanStatus plan_fixed(const CallSettings& cs, const GemmShape& s, const DeviceDe
       out->report.reason = "FIXED mode: " + std::to_string(p.slices) + " slices, no bound computed" + ran_unfused(p.fallback);
   }
   if (query && cs.decides() && s.m > 0 && s.n > 0 && s.k > 0)
-    return fp64_workspace(cs, s, dev, &out->workspace_bytes, why);
+    return fp64_workspace(cs, s, dev, ElementType::RealF64, &out->workspace_bytes, why);
   return PlanStatus::Ok;
 }
 
-// FP64 mode's decision: reads the data through `data`, fills *out (report included).
+// FP64 mode's decision: reads the data through `data`, fills *out (report included). Complex data
+// (type ComplexF64): the complex Ozaki-II scheme the only candidate, native ZGEMM the fallback.
 class Fp64Decision {
  public:
-  Fp64Decision(const CallSettings& cs, const GemmShape& s, const DeviceDesc& dev, DecisionData* data, CallPlan* out,
+  Fp64Decision(const CallSettings& cs, const CallProblem& pr, const DeviceDesc& dev, DecisionData* data, CallPlan* out,
                std::string* why)
-      : cs_(cs), s_(s), dev_(dev), data_(data), out_(out), why_(why) {}
+      : cs_(cs), s_(pr.shape), type_(pr.type), dev_(dev), data_(data), out_(out), why_(why) {}
 
   PlanStatus run();
 
@@ -195,13 +211,19 @@ class Fp64Decision {
     r.slices = r.moduli = 0;
     r.bound = 0;
     r.fell_back = true;
-    r.reason = "FP64 mode ran native DGEMM: " + why;
+    r.reason = std::string("FP64 mode ran native ") + (complex() ? "ZGEMM: " : "DGEMM: ") + why;
     return PlanStatus::Ok;
+  }
+  bool complex() const { return type_ == ElementType::ComplexF64; }
+  // The Ozaki-II candidate's name in the reasons, and AUTO's rule for it at `moduli`.
+  const char* ozaki2_name() const { return complex() ? "complex Ozaki-II" : "Ozaki-II"; }
+  bool ozaki2_faster(int moduli) const {
+    return complex() ? auto_ozaki2_complex(s_, moduli, dev_) : auto_ozaki2(s_, moduli, dev_);
   }
   PlanStatus both_out() {
     std::string why = why1_;
     if (!why2_.empty()) why += (why.empty() ? "" : "; ") + why2_;
-    return native(why + " (AUTO rules)");
+    return native(auto_dropped_ ? why + " (AUTO rules)" : why);
   }
   PlanStatus failed(const char* what) {
     *why_ = std::string("FP64 mode's decision: ") + what + " failed";
@@ -210,16 +232,19 @@ class Fp64Decision {
 
   const CallSettings& cs_;
   const GemmShape& s_;
+  const ElementType type_;
   const DeviceDesc& dev_;
   DecisionData* data_;
   CallPlan* out_;
   std::string* why_;
   bool oz1_ = false, oz2_ = false;
   std::string why1_, why2_;  // why a scheme dropped out
+  bool auto_dropped_ = false;  // an AUTO rule dropped one
 };
 
 PlanStatus Fp64Decision::run() {
   *out_ = CallPlan{};
+  out_->type = type_;
   const double target = numerics::target_constant(s_.k);
   out_->report.target = target;
   bool ok = true;
@@ -228,9 +253,9 @@ PlanStatus Fp64Decision::run() {
   if (capturing) return native("the stream is being captured into a CUDA graph (the decision reads data back)");
 
   // 0. The candidates. AUTO that prefers native DGEMM even at one slice (its rules only get stricter
-  // with more slices), or at the fewest moduli, needs no look at the data.
-  oz1_ = cs_.scheme != Scheme::Ozaki2;
-  oz2_ = cs_.scheme != Scheme::Ozaki1;
+  // with more slices), or at the fewest moduli, needs no look at the data. Complex data: Ozaki-II only.
+  oz1_ = !complex() && cs_.scheme != Scheme::Ozaki2;
+  oz2_ = complex() || cs_.scheme != Scheme::Ozaki1;
   Ozaki2Plan largest2;  // Ozaki-II at the most moduli: the largest workspace any count takes
   if (oz1_) {
     Ozaki1Plan at_one;
@@ -239,24 +264,27 @@ PlanStatus Fp64Decision::run() {
     if (at_one.variant == Variant::Native) {
       oz1_ = false;
       why1_ = "Ozaki-I slower than native here at any slice count";
+      auto_dropped_ = true;
     }
   }
   if (oz2_) {
-    if (cs_.scheme == Scheme::Ozaki2) {  // as FIXED mode: a variant Ozaki-II has not here
+    if (complex() || cs_.scheme == Scheme::Ozaki2) {  // as FIXED mode: a variant Ozaki-II has not here
       const std::string refused = ozaki2_variant_unavailable(cs_.variant, dev_);
       if (!refused.empty()) {
         *why_ = refused;
         return PlanStatus::NotSupported;
       }
     }
-    why2_ = plan_ozaki2(s_, kMaxModuli, cs_.variant, dev_, &largest2);
-    if (why2_.empty() && cs_.variant == Variant::Auto && !auto_ozaki2(s_, kMinModuli, dev_))
-      why2_ = "Ozaki-II slower than native at this shape";
+    why2_ = plan_ozaki2(s_, kMaxModuli, cs_.variant, dev_, &largest2, type_);
+    if (why2_.empty() && cs_.variant == Variant::Auto && !ozaki2_faster(kMinModuli)) {
+      why2_ = std::string(ozaki2_name()) + " slower than native at this shape";
+      auto_dropped_ = true;
+    }
     oz2_ = why2_.empty();
   }
   if (!oz1_ && !oz2_) return both_out();
   DecisionPlan dp;
-  const std::string refused = plan_decision(s_, dev_, &dp);
+  const std::string refused = plan_decision(s_, dev_, &dp, type_);
   if (!refused.empty()) return native(refused);
   // Workspace for the decision and, likely, the emulation after it (8 slices, kMaxModuli moduli: no
   // regrowth later for the common counts). Without room for Ozaki-II at every count (kMaxModuli's
@@ -282,6 +310,7 @@ PlanStatus Fp64Decision::run() {
     if (at_lower.variant == Variant::Native) {
       oz1_ = false;
       why1_ = "Ozaki-I slower than native here at " + std::to_string(lower) + " slices, the fewest these data allow";
+      auto_dropped_ = true;
     }
   }
   if (!oz1_ && !oz2_) return both_out();
@@ -317,11 +346,12 @@ PlanStatus Fp64Decision::run() {
     if (!moduli) {
       oz2_ = false;
       why2_ = "no moduli count up to " + std::to_string(kMaxModuli) + " meets the bound";
-    } else if (cs_.variant == Variant::Auto && !auto_ozaki2(s_, moduli, dev_)) {
+    } else if (cs_.variant == Variant::Auto && !ozaki2_faster(moduli)) {
       oz2_ = false;
-      why2_ = "Ozaki-II at " + std::to_string(moduli) + " moduli slower than native here";
-    } else if (!plan_ozaki2(s_, moduli, cs_.variant, dev_, &plan2).empty()) {
-      *why_ = "Ozaki-II at " + std::to_string(moduli) + " moduli could not be planned";
+      why2_ = std::string(ozaki2_name()) + " at " + std::to_string(moduli) + " moduli slower than native here";
+      auto_dropped_ = true;
+    } else if (!plan_ozaki2(s_, moduli, cs_.variant, dev_, &plan2, type_).empty()) {
+      *why_ = std::string(ozaki2_name()) + " at " + std::to_string(moduli) + " moduli could not be planned";
       return PlanStatus::Invalid;  // the candidate check planned kMaxModuli moduli
     }
   }
@@ -350,6 +380,7 @@ PlanStatus Fp64Decision::run() {
       if (plan1.variant == Variant::Native) {
         oz1_ = false;
         why1_ = "Ozaki-I at " + std::to_string(slices) + " slices slower than native here";
+        auto_dropped_ = true;
       }
     }
   }
@@ -369,8 +400,10 @@ PlanStatus Fp64Decision::run() {
                                   : (oz2_ ? "; Ozaki-II needs " + std::to_string(moduli) + " moduli" : std::string());
   if (take2) {
     r.bound = bound2;
-    r.reason = "FP64 mode: Ozaki-II, " + std::to_string(moduli) + " moduli, bound " + fmt(bound2) + " u|A||B| <= " +
-               fmt(target) + other + ran_unfused(plan2.fallback);
+    const std::string products = complex() ? " (" + std::to_string(plan2.planes()) + " INT8 products)" : "";
+    r.reason = std::string("FP64 mode: ") + (complex() ? "complex Ozaki-II (2M)" : "Ozaki-II") + ", " +
+               std::to_string(moduli) + " moduli" + products + ", bound " + fmt(bound2) + " u|A||B| <= " + fmt(target) +
+               other + ran_unfused(plan2.fallback);
   } else {
     r.bound = bound1;
     r.reason = "FP64 mode: " + std::to_string(slices) + " slices, bound " + fmt(bound1) + " u|A||B| <= " + fmt(target) +
@@ -396,14 +429,15 @@ PlanStatus plan_call(const CallSettings& settings, const CallProblem& problem, c
     *reason = bad;
     return PlanStatus::Invalid;
   }
-  if (problem.type == ElementType::ComplexF64) return plan_complex(settings, s, dev, plan, reason);
   const bool empty = s.m == 0 || s.n == 0 || s.k == 0;
+  if (problem.type == ElementType::ComplexF64 && (!data || empty || !settings.decides()))
+    return plan_complex(settings, s, dev, /*query=*/!data, plan, reason);
   const bool fixed_ozaki2 = settings.ozaki2_only() && !settings.fp64_mode;
   if (!data || empty || !settings.decides() || fixed_ozaki2) {
     *plan = CallPlan{};
     return plan_fixed(settings, s, dev, /*query=*/!data, plan, reason);
   }
-  return Fp64Decision(settings, s, dev, data, plan, reason).run();
+  return Fp64Decision(settings, problem, dev, data, plan, reason).run();
 }
 
 }  // namespace ozgemm

@@ -125,11 +125,13 @@ size_t oz2_norm_offsets(const StatsOffsets& stats, int64_t m_pad, int64_t n_pad,
   return off;
 }
 
-std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* out) {
+std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* out, ElementType type) {
   const std::string bad = check_shape(shape);
   if (!bad.empty()) return bad;
   if (shape.m < 1 || shape.n < 1 || shape.k < 1) return "empty problem";
+  if (type != ElementType::RealF64 && type != ElementType::ComplexF64) return "unknown element type";
   DecisionPlan d;
+  d.type = type;  // complex data: the same layout (one magnitude digit a complex element)
   d.m = shape.m;
   d.n = shape.n;
   d.k = shape.k;

@@ -74,10 +74,17 @@ struct Ozaki1Plan {
 // Returns the end of the region.
 size_t oz2_norm_offsets(const StatsOffsets& stats, int64_t m_pad, int64_t n_pad, size_t* S_a, size_t* S_b);
 
+// The element type of a product (part of the problem the planner reads).
+enum class ElementType : int { RealF64 = 0, ComplexF64 = 1 };
+
 // FP64 mode's decision (numerics/accuracy.hpp): the statistics pass, the magnitude digits, their
 // INT8 product P (k in blocks of at most kMagExactK, columns of C in chunks so the int32 planes stay
 // within diag_buffer_cap) and the bound's reduction. Workspace layout, byte offsets, 256-aligned.
+// Complex data (type ComplexF64; numerics/ozaki2_complex.hpp): the same layout, with the statistics
+// of each row's 2k parts, one magnitude digit an element (the larger of its parts'), and the complex
+// moduli set's bound R2c (Ozaki-II only).
 struct DecisionPlan {
+  ElementType type = ElementType::RealF64;
   int64_t m = 0, n = 0, k = 0;
   int64_t m_pad = 0, n_pad = 0;
   int64_t kmag = 0;                 // k padded to kKAlign: the magnitude digits' row length
@@ -91,10 +98,8 @@ struct DecisionPlan {
   size_t workspace_bytes = 0;
 };
 // Empty string, or why the decision cannot run (then FP64 mode runs native DGEMM).
-std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* plan);
-
-// The element type of a product (part of the problem the planner reads).
-enum class ElementType : int { RealF64 = 0, ComplexF64 = 1 };
+std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, DecisionPlan* plan,
+                          ElementType type = ElementType::RealF64);
 
 // The Ozaki-II scheme's plan (numerics/ozaki2.hpp; complex data: numerics/ozaki2_complex.hpp, the 2M
 // form): the operands' residues (planes() planes of rows_pad x kpad int8, k-contiguous: real data one
@@ -223,7 +228,8 @@ struct CallPlan {
   CallReport report;
 };
 
-// FP64 mode's bound pass (numerics/accuracy.hpp): the magnitude digits and U (unless
+// FP64 mode's bound pass (numerics/accuracy.hpp; complex data: ozaki2_complex.hpp's R2c, with
+// ozaki2 set and ozaki1 not): the magnitude digits and U (unless
 // magnitudes_ready; with ozaki2 also the norms S and extra shifts), the magnitude product, and the
 // bounds' reductions: Ozaki-I's from count s_from (ozaki1), Ozaki-II's at every moduli count
 // (ozaki2; needs S: not with magnitudes_ready unless an earlier pass had ozaki2). sample_rows > 0:
@@ -239,8 +245,9 @@ struct BoundRequest {
 };
 
 // How FP64 mode reads the data: the device passes (the dispatch layer runs them) and the workspace
-// (the API layer owns it), supplied by the caller of plan_call. Each returns false on failure; the
-// caller keeps the status.
+// (the API layer owns it), supplied by the caller of plan_call, over operands of the problem's
+// element type (DecisionPlan::type says which). Each returns false on failure; the caller keeps the
+// status.
 class DecisionData {
  public:
   // The stream is being captured into a CUDA graph (the decision cannot read data back); *ok false
@@ -267,9 +274,10 @@ enum class PlanStatus : int {
 
 // THE planning entry: the plan of one call. `data` null: a query without data (the settings' count;
 // in FP64 mode with the workspace any decided count may need); with data, FP64 mode reads A and B
-// through it and decides. Complex data reads none: FIXED mode plans the complex Ozaki-II scheme
-// (Ozaki2Plan of type ComplexF64) at effective_complex_moduli(); FP64 mode and variant NATIVE plan
-// native ZGEMM (report.reason says why). *why (optional): why it was refused.
+// through it and decides. Complex data: FIXED mode plans the complex Ozaki-II scheme (Ozaki2Plan of
+// type ComplexF64) at effective_complex_moduli(), variant NATIVE native ZGEMM; FP64 mode decides as
+// for real data with complex Ozaki-II the only candidate (R2c's count, or native ZGEMM: report.reason
+// says why). *why (optional): why it was refused.
 PlanStatus plan_call(const CallSettings& settings, const CallProblem& problem, const DeviceDesc& dev,
                      DecisionData* data, CallPlan* plan, std::string* why = nullptr);
 

@@ -4,6 +4,8 @@
 // themselves are the GPU suites' (tests/gpu/test_gpu_fp64.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <variant>
 #include <vector>
@@ -38,6 +40,7 @@ class ScriptedData final : public ozgemm::DecisionData {
   bool capture = false, fail_bound = false;
   std::vector<std::string> calls;
   std::vector<BoundRequest> bounds;
+  std::vector<ozgemm::ElementType> plan_types;  // DecisionPlan::type of every pass
   size_t reserved = 0;
 
   bool capturing(bool* ok) override {
@@ -51,13 +54,15 @@ class ScriptedData final : public ozgemm::DecisionData {
     reserved = std::max(reserved, bytes);
     return true;
   }
-  bool digits(const DecisionPlan&, DecisionCounts* c) override {
+  bool digits(const DecisionPlan& plan, DecisionCounts* c) override {
     calls.push_back("digits");
+    plan_types.push_back(plan.type);
     *c = digit_counts;
     return true;
   }
-  bool bound(const DecisionPlan&, const BoundRequest& rq, DecisionCounts* c) override {
+  bool bound(const DecisionPlan& plan, const BoundRequest& rq, DecisionCounts* c) override {
     calls.push_back(rq.sample_rows > 0 ? "sample" : "bound");
+    plan_types.push_back(plan.type);
     bounds.push_back(rq);
     if (fail_bound) return false;
     const DecisionCounts& src = rq.sample_rows > 0 ? sample_counts : bound_counts;
@@ -71,6 +76,19 @@ class ScriptedData final : public ozgemm::DecisionData {
 // Ozaki-II's maxima that first meet `target` at `moduli` (the larger counts meet it too).
 void certify_at(DecisionCounts* c, int moduli, double target) {
   for (int w = 0; w < nm::kModuliWindow; ++w) c->oz2_ratio_max[w] = nm::kMinModuli + w >= moduli ? target / 2 : target * 8;
+}
+
+// Maxima past `target` at every count (no count meets it).
+void fail_every_count(DecisionCounts* c, double target) {
+  for (double& r : c->oz2_ratio_max) r = target * 2;
+}
+
+// Data whose sample already rules every count out; the full pass (certifying 16 moduli) must not run.
+ScriptedData ruled_out_by_the_sample(double target) {
+  ScriptedData data;
+  fail_every_count(&data.sample_counts, target);
+  certify_at(&data.bound_counts, 16, target);
+  return data;
 }
 
 CallSettings ozaki2_fp64() {
@@ -198,9 +216,7 @@ TEST(CallPlanner, Fp64ModeTakesTheFewestCertifiedModuli) {
 TEST(CallPlanner, Fp64ModeSkipsTheFullPassWhenTheSampleRulesEveryCountOut) {
   const CallProblem pr = square(8192, 8192);
   const double target = nm::target_constant(pr.shape.k);
-  ScriptedData data;
-  for (double& r : data.sample_counts.oz2_ratio_max) r = target * 2;
-  certify_at(&data.bound_counts, 16, target);  // never read: the full pass must not run
+  ScriptedData data = ruled_out_by_the_sample(target);
   CallPlan p;
   ASSERT_EQ(ozgemm::plan_call(ozaki2_fp64(), pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
   EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
@@ -283,29 +299,240 @@ TEST(CallPlannerComplex, FixedModeIsTheComplexOzaki2PlanAtTheDefaultCount) {
   EXPECT_EQ(p.report.moduli, 12);
 }
 
-TEST(CallPlannerComplex, Fp64ModeAndVariantNativeRunNativeZgemmWithoutReadingData) {
-  CallSettings cs;  // FP64 mode
+TEST(CallPlannerComplex, VariantNativeRunsNativeZgemmWithoutReadingData) {
+  CallSettings cs;
+  cs.variant = Variant::Native;
   CallPlan p;
   ScriptedData data;
-  ASSERT_EQ(ozgemm::plan_call(cs, complex_square(8192, 8192), DeviceDesc{}, &data, &p), PlanStatus::Ok);
+  for (bool fp64 : {true, false}) {
+    cs.fp64_mode = fp64;
+    ASSERT_EQ(ozgemm::plan_call(cs, complex_square(8192, 8192), DeviceDesc{}, &data, &p), PlanStatus::Ok);
+    EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
+    EXPECT_EQ(p.type, ozgemm::ElementType::ComplexF64);
+    EXPECT_EQ(p.workspace_bytes, 0u);
+    EXPECT_FALSE(p.report.fell_back);
+    EXPECT_EQ(p.report.reason, "variant NATIVE: native ZGEMM");
+  }
   EXPECT_TRUE(data.calls.empty());
-  EXPECT_EQ(p.type, ozgemm::ElementType::ComplexF64);
+}
+
+// FP64 mode on complex data: the real decision's passes with complex Ozaki-II the only candidate,
+// whatever the scheme setting.
+TEST(CallPlannerComplex, Fp64ModeTakesTheFewestCertifiedModuli) {
+  const CallProblem pr = complex_square(8192, 8192);
+  ASSERT_TRUE(ozgemm::auto_ozaki2_complex(pr.shape, 17, DeviceDesc{}));
+  const double target = nm::target_constant(pr.shape.k);
+  for (Scheme scheme : {Scheme::Auto, Scheme::Ozaki1, Scheme::Ozaki2}) {
+    CallSettings cs;  // FP64 mode
+    cs.scheme = scheme;
+    ScriptedData data;
+    certify_at(&data.sample_counts, 17, target);
+    certify_at(&data.bound_counts, 17, target);
+    data.digit_counts.q_max_a = 12;  // Ozaki-I's lower bound: not read for complex data
+    CallPlan p;
+    ASSERT_EQ(ozgemm::plan_call(cs, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
+    EXPECT_EQ(p.type, ozgemm::ElementType::ComplexF64);
+    ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method)) << p.report.reason;
+    const auto& p2 = std::get<ozgemm::Ozaki2Plan>(p.method);
+    EXPECT_EQ(p2.type, ozgemm::ElementType::ComplexF64);
+    EXPECT_EQ(p2.moduli, 17);
+    EXPECT_EQ(p2.planes(), 34);
+    EXPECT_EQ(p2.variant, Variant::PartiallyFused);  // AUTO on Hopper: the fused products
+    EXPECT_EQ(p.workspace_bytes, p2.workspace_bytes);
+    EXPECT_GE(data.reserved, p.workspace_bytes);
+    EXPECT_TRUE(p.stats_ready) << "the decision's shifts, flags and norms are reused";
+    EXPECT_EQ(p.report.scheme, Scheme::Ozaki2);
+    EXPECT_EQ(p.report.variant, Variant::PartiallyFused);
+    EXPECT_EQ(p.report.moduli, 17);
+    EXPECT_EQ(p.report.slices, 0);
+    EXPECT_FALSE(p.report.fell_back);
+    EXPECT_DOUBLE_EQ(p.report.bound, target / 2);
+    EXPECT_DOUBLE_EQ(p.report.target, target);
+    EXPECT_EQ(p.report.reason, "FP64 mode: complex Ozaki-II (2M), 17 moduli (34 INT8 products), bound 2 u|A||B| <= 4");
+    // The sample (8192 rows), then the full pass reusing its magnitudes; Ozaki-II's bound only.
+    const std::vector<std::string> expected = {"capturing", "reserve", "digits", "sample", "bound", "reserve"};
+    EXPECT_EQ(data.calls, expected);
+    ASSERT_EQ(data.bounds.size(), 2u);
+    for (const BoundRequest& rq : data.bounds) {
+      EXPECT_FALSE(rq.ozaki1);
+      EXPECT_TRUE(rq.ozaki2);
+      EXPECT_DOUBLE_EQ(rq.target, target);
+    }
+    EXPECT_EQ(data.bounds[0].sample_rows, ozgemm::kernels::DecisionPolicy::kOz2SampleRows);
+    EXPECT_FALSE(data.bounds[0].magnitudes_ready);
+    EXPECT_EQ(data.bounds[1].sample_rows, 0);
+    EXPECT_TRUE(data.bounds[1].magnitudes_ready);
+    for (ozgemm::ElementType t : data.plan_types) EXPECT_EQ(t, ozgemm::ElementType::ComplexF64);
+    // The first reservation covers the decision and every count's complex plan.
+    DecisionPlan dp;
+    ASSERT_EQ(ozgemm::plan_decision(pr.shape, DeviceDesc{}, &dp, ozgemm::ElementType::ComplexF64), "");
+    EXPECT_EQ(dp.type, ozgemm::ElementType::ComplexF64);
+    ozgemm::Ozaki2Plan widest;
+    ASSERT_EQ(ozgemm::plan_ozaki2(pr.shape, ozgemm::kMaxModuli, Variant::Auto, DeviceDesc{}, &widest,
+                                  ozgemm::ElementType::ComplexF64),
+              "");
+    EXPECT_GE(data.reserved, std::max(dp.workspace_bytes, widest.workspace_bytes));
+  }
+}
+
+TEST(CallPlannerComplex, Fp64ModeTakesTheSmallestCountMeetingTheTarget) {
+  // R2c need not fall with N: the smallest count whose maximum meets the target (14, exactly at it),
+  // not the smallest maximum (19).
+  const CallProblem pr = complex_square(5000, 4096);  // the sample first (its maxima the same here), then the full pass
+  const double target = nm::target_constant(pr.shape.k);
+  ScriptedData data;
+  for (int w = 0; w < nm::kModuliWindow; ++w) data.bound_counts.oz2_ratio_max[w] = target * 3;
+  data.bound_counts.oz2_ratio_max[14 - nm::kMinModuli] = target;  // exactly the target: meets it
+  data.bound_counts.oz2_ratio_max[19 - nm::kMinModuli] = 1.5;
+  data.sample_counts = data.bound_counts;
+  CallPlan p;
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
+  ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method)) << p.report.reason;
+  EXPECT_EQ(p.report.moduli, 14);
+  EXPECT_DOUBLE_EQ(p.report.bound, target);
+}
+
+TEST(CallPlannerComplex, Fp64ModeWithoutTheSampleOnFewRows) {
+  // m below DecisionPolicy::kOz2SampleMinRows: one full pass.
+  const CallProblem pr = complex_square(ozgemm::kernels::DecisionPolicy::kOz2SampleMinRows - 16, 8192);
+  CallSettings cs;
+  cs.variant = Variant::Unfused;  // past AUTO's size rule
+  ScriptedData data;
+  certify_at(&data.bound_counts, 12, nm::target_constant(pr.shape.k));
+  CallPlan p;
+  ASSERT_EQ(ozgemm::plan_call(cs, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
+  ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method)) << p.report.reason;
+  EXPECT_EQ(std::get<ozgemm::Ozaki2Plan>(p.method).variant, Variant::Unfused);
+  EXPECT_EQ(p.report.moduli, 12);
+  const std::vector<std::string> expected = {"capturing", "reserve", "digits", "bound", "reserve"};
+  EXPECT_EQ(data.calls, expected);
+  ASSERT_EQ(data.bounds.size(), 1u);
+  EXPECT_FALSE(data.bounds[0].magnitudes_ready);
+  EXPECT_FALSE(data.bounds[0].ozaki1);
+}
+
+TEST(CallPlannerComplex, Fp64ModeRunsNativeZgemmWhereNoCountMeetsTheBound) {
+  const CallProblem pr = complex_square(8192, 8192);
+  const double target = nm::target_constant(pr.shape.k);
+  // The sample already rules every count out: the full pass is skipped.
+  ScriptedData sampled = ruled_out_by_the_sample(target);
+  CallPlan p;
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, &sampled, &p), PlanStatus::Ok);
   EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
+  EXPECT_EQ(p.type, ozgemm::ElementType::ComplexF64);
   EXPECT_EQ(p.workspace_bytes, 0u);
+  EXPECT_FALSE(p.stats_ready);
+  EXPECT_TRUE(p.report.fell_back);
   EXPECT_EQ(p.report.variant, Variant::Native);
   EXPECT_EQ(p.report.moduli, 0);
-  EXPECT_TRUE(p.report.fell_back);
-  EXPECT_EQ(p.report.target, nm::target_constant(8192));
-  EXPECT_EQ(p.report.reason, "FP64 mode: complex decision not implemented; native ZGEMM");
+  EXPECT_EQ(p.report.bound, 0.0);
+  EXPECT_DOUBLE_EQ(p.report.target, target);
+  EXPECT_EQ(p.report.reason, "FP64 mode ran native ZGEMM: no moduli count up to 20 meets the bound");
+  EXPECT_EQ(sampled.calls, (std::vector<std::string>{"capturing", "reserve", "digits", "sample"}));
+  // The sample passes, the full pass does not (an entry past the sample's rows).
+  ScriptedData full;
+  certify_at(&full.sample_counts, 16, target);
+  for (double& r : full.bound_counts.oz2_ratio_max) r = std::numeric_limits<double>::infinity();
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, &full, &p), PlanStatus::Ok);
+  EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
+  EXPECT_NE(p.report.reason.find("native ZGEMM: no moduli count up to 20"), std::string::npos) << p.report.reason;
+  EXPECT_EQ(full.calls, (std::vector<std::string>{"capturing", "reserve", "digits", "sample", "bound"}));
+}
 
-  cs.fp64_mode = false;
-  cs.variant = Variant::Native;
-  ASSERT_EQ(ozgemm::plan_call(cs, complex_square(64, 64), DeviceDesc{}, &data, &p), PlanStatus::Ok);
+TEST(CallPlannerComplex, Fp64ModeRunsNativeZgemmUnderGraphCaptureWithoutReadingData) {
+  ScriptedData data;
+  data.capture = true;
+  CallPlan p;
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, complex_square(8192, 8192), DeviceDesc{}, &data, &p), PlanStatus::Ok);
   EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
   EXPECT_EQ(p.type, ozgemm::ElementType::ComplexF64);
-  EXPECT_FALSE(p.report.fell_back);
-  EXPECT_EQ(p.report.reason, "variant NATIVE: native ZGEMM");
-  EXPECT_TRUE(data.calls.empty());
+  EXPECT_TRUE(p.report.fell_back);
+  EXPECT_EQ(p.report.reason.rfind("FP64 mode ran native ZGEMM: ", 0), 0u) << p.report.reason;
+  EXPECT_NE(p.report.reason.find("captured"), std::string::npos) << p.report.reason;
+  EXPECT_EQ(data.calls, std::vector<std::string>{"capturing"});
+}
+
+TEST(CallPlannerComplex, Fp64ModeGoesNativeBeforeReadingDataWhereAutoRulesItOut) {
+  ScriptedData data;
+  CallPlan p;
+  ASSERT_FALSE(ozgemm::auto_ozaki2_complex(complex_square(1024, 1024).shape, ozgemm::kMinModuli, DeviceDesc{}));
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, complex_square(1024, 1024), DeviceDesc{}, &data, &p), PlanStatus::Ok);
+  EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
+  EXPECT_TRUE(p.report.fell_back);
+  EXPECT_EQ(p.report.reason,
+            "FP64 mode ran native ZGEMM: complex Ozaki-II slower than native at this shape (AUTO rules)");
+  EXPECT_EQ(data.calls, std::vector<std::string>{"capturing"});
+  // A query without data says the same.
+  CallPlan q;
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, complex_square(1024, 1024), DeviceDesc{}, nullptr, &q), PlanStatus::Ok);
+  EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(q.method));
+  EXPECT_EQ(q.report.reason, p.report.reason);
+  EXPECT_EQ(q.workspace_bytes, 0u);
+}
+
+TEST(CallPlannerComplex, Fp64ModeRefusesAVariantTheComplexSchemeHasNot) {
+  CallSettings cs;
+  cs.variant = Variant::FullyFused;
+  ScriptedData data;
+  CallPlan p;
+  std::string why;
+  EXPECT_EQ(ozgemm::plan_call(cs, complex_square(8192, 8192), DeviceDesc{}, &data, &p, &why), PlanStatus::NotSupported);
+  EXPECT_NE(why.find("fully fused"), std::string::npos) << why;
+  EXPECT_EQ(ozgemm::plan_call(cs, complex_square(8192, 8192), DeviceDesc{}, nullptr, &p, &why), PlanStatus::NotSupported);
+}
+
+TEST(CallPlannerComplex, AFailedPassIsReportedAsDataFailed) {
+  ScriptedData data;
+  data.fail_bound = true;
+  CallPlan p;
+  std::string why;
+  EXPECT_EQ(ozgemm::plan_call(CallSettings{}, complex_square(8192, 8192), DeviceDesc{}, &data, &p, &why),
+            PlanStatus::DataFailed);
+  EXPECT_NE(why.find("sampled bound pass"), std::string::npos) << why;
+}
+
+TEST(CallPlannerComplex, QueriesInFp64ModeCoverEveryCountsWorkspace) {
+  const CallProblem pr = complex_square(8192, 8192);
+  CallPlan q;
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, nullptr, &q), PlanStatus::Ok);
+  EXPECT_EQ(q.type, ozgemm::ElementType::ComplexF64);
+  ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(q.method));
+  EXPECT_EQ(std::get<ozgemm::Ozaki2Plan>(q.method).moduli, ozgemm::kDefaultComplexModuli);
+  EXPECT_EQ(q.report.scheme, Scheme::Ozaki2);
+  EXPECT_NE(q.report.reason.find("FP64 mode without data"), std::string::npos) << q.report.reason;
+  DecisionPlan dp;
+  ASSERT_EQ(ozgemm::plan_decision(pr.shape, DeviceDesc{}, &dp, ozgemm::ElementType::ComplexF64), "");
+  ozgemm::Ozaki2Plan widest;
+  ASSERT_EQ(ozgemm::plan_ozaki2(pr.shape, ozgemm::kMaxModuli, Variant::Auto, DeviceDesc{}, &widest,
+                                ozgemm::ElementType::ComplexF64),
+            "");
+  EXPECT_EQ(q.workspace_bytes, std::max(dp.workspace_bytes, widest.workspace_bytes));
+  // Complex planes (two a modulus) need more than the real scheme's at the same count.
+  ozgemm::Ozaki2Plan real_widest;
+  ASSERT_EQ(ozgemm::plan_ozaki2(pr.shape, ozgemm::kMaxModuli, Variant::Auto, DeviceDesc{}, &real_widest), "");
+  EXPECT_GT(widest.workspace_bytes, real_widest.workspace_bytes);
+}
+
+TEST(CallPlannerComplex, AutoRuleIsTheEstimatesShapeAndDeviceLimits) {
+  const DeviceDesc hopper;
+  const GemmShape big = complex_square(8192, 8192).shape, small = complex_square(2048, 2048).shape;
+  for (int moduli = ozgemm::kMinModuli; moduli <= ozgemm::kMaxModuli; ++moduli) {
+    EXPECT_TRUE(ozgemm::auto_ozaki2_complex(big, moduli, hopper)) << moduli;  // >= 2.2x by the estimate
+    EXPECT_FALSE(ozgemm::auto_ozaki2_complex(small, moduli, hopper)) << moduli;
+  }
+  EXPECT_TRUE(ozgemm::auto_ozaki2_complex(complex_square(4096, 4096).shape, 16, hopper));
+  EXPECT_FALSE(ozgemm::auto_ozaki2_complex(complex_square(8192, 2048).shape, 16, hopper)) << "small k";
+  EXPECT_FALSE(ozgemm::auto_ozaki2_complex(big, ozgemm::kMaxModuli + 1, hopper));
+  DeviceDesc no_sm90 = hopper;
+  no_sm90.sm90_kernels = false;  // the unfused products lose on Hopper (as for real data)
+  EXPECT_FALSE(ozgemm::auto_ozaki2_complex(big, 16, no_sm90));
+  DeviceDesc volta;
+  volta.cc_major = 7;
+  volta.cc_minor = 0;
+  EXPECT_FALSE(ozgemm::auto_ozaki2_complex(big, 16, volta)) << "no INT8 tensor cores";
+  DeviceDesc a100;
+  a100.cc_major = 8;
+  EXPECT_TRUE(ozgemm::auto_ozaki2_complex(big, 20, a100)) << "the roofline: 624 TOPS INT8 against 19.5 TFLOPS FP64";
 }
 
 TEST(CallPlannerComplex, RealPlansAreTypedReal) {

@@ -664,3 +664,64 @@ TEST(Ozaki2ComplexNumerics, EpilogueReductionEqualsSymModForTheComplexModuli) {
     for (int t = 0; t < 100000; ++t) check(static_cast<int32_t>(static_cast<uint32_t>(rng())));
   }
 }
+
+// FP64 mode's device passes in their per-element forms (kernels/dgemm/ozaki2_complex.cu): the digits
+// pass's q from the parts' lowest bits, the magnitudes pass's oz2c_magnitude_terms of each element with
+// a non-finite part as 0, summed or maximised per row, equal the host statistics
+// (ref::complex_stats_rows_of_op_a) the host decision reads; and the decision's S equals the scheme's
+// own scaling norm (the statistics kernel's, over the finite parts at shift - 1), so an emulation after
+// the decision may reuse it (CallPlan::stats_ready).
+TEST(Ozaki2ComplexAccuracy, DecisionPassFormsEqualTheHostStatistics) {
+  std::mt19937_64 rng(2034);
+  const int64_t m = 9, k = 77;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (double phi : {-1.0, 0.5, 2.0}) {
+    std::vector<zcomplex> A = complex_matrix(m, k, phi, 1.0, phi == 2.0 ? 0x1p30 : 1.0, rng);
+    A[1 + 3 * m] = zcomplex(inf, 0.5);
+    A[2 + 5 * m] = zcomplex(0.25, nan);
+    for (int64_t l = 0; l < k; ++l) A[4 + l * m] = zcomplex(0.0, 0.0);              // an all-zero row
+    for (int64_t l = 0; l < k; ++l) A[6 + l * m] = zcomplex(std::ldexp(1.0, -3), 0.0);  // exact in one digit
+    for (ComplexOp op : {ComplexOp::N, ComplexOp::C}) {
+      const ref::OperandStats s = ref::complex_stats_rows_of_op_a(op, m, k, A.data(), m);
+      for (int64_t r = 0; r < m; ++r) {
+        double mx = 0.0;
+        int32_t lsb = nm::kNoDigits;
+        bool bad = false;
+        for (int64_t l = 0; l < k; ++l) {
+          const zcomplex z = ref::op_zelem(A.data(), m, op, r, l);
+          for (double part : {z.real(), z.imag()}) {
+            if (!nm::is_finite(part)) {
+              bad = true;
+              continue;
+            }
+            mx = std::max(mx, std::fabs(part));
+            if (part != 0.0) lsb = std::min(lsb, nm::lowest_bit_exponent(part));
+          }
+        }
+        const int32_t sh = nm::shift_from_max(mx);
+        ASSERT_EQ(s.shift[size_t(r)], sh) << r;
+        ASSERT_EQ(s.nonfinite[size_t(r)], bad ? 1 : 0) << r;
+        ASSERT_EQ(s.q[size_t(r)], nm::exact_digits(sh, lsb)) << r;
+        int64_t U = 0, S = 0, norm = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          const zcomplex z = ref::op_zelem(A.data(), m, op, r, l);
+          const double re = nm::is_finite(z.real()) ? z.real() : 0.0, im = nm::is_finite(z.imag()) ? z.imag() : 0.0;
+          const nm::MagnitudeTerms t = nm::oz2c_magnitude_terms(re, im, sh);
+          ASSERT_EQ(int32_t(s.mag[size_t(r * k + l)]), t.digit) << r << " " << l;
+          U += t.unit;
+          S += t.norm;
+          for (double part : {z.real(), z.imag()})
+            if (nm::is_finite(part)) norm += nm::oz2_norm_term(part, sh - 1);
+        }
+        EXPECT_EQ(s.U[size_t(r)], U) << r;
+        EXPECT_EQ(s.S[size_t(r)], S) << r;
+        EXPECT_EQ(S, norm) << r << ": the decision's S is the scaling's";
+      }
+      // The operand's scaling (step 1) from that S: the shifts the emulation uses.
+      const nm::Ozaki2Constants& c = nm::ozaki2_complex_constants(16);
+      const ref::Ozaki2ComplexOperand o = ref::ozaki2_complex_rows_of_op_a(op, m, k, A.data(), m, c);
+      for (int64_t r = 0; r < m; ++r)
+        EXPECT_EQ(o.shift[size_t(r)], s.shift[size_t(r)] - 1 + nm::oz2_extra_shift(s.S[size_t(r)], c)) << r;
+    }
+  }
+}

@@ -3,16 +3,25 @@
 // Hopper GEMM that reduces the products in its epilogue): bitwise equal to the host reference
 // (ref::ozaki2_complex_reference) across shapes (1x1x1, primes, tall, wide, k = 1, k past the int32
 // chunk), all nine op pairs (N, T, C), leading dimensions past the rows, complex alpha/beta (beta == 0
-// with a NaN-poisoned C), moduli counts, special values; the quick returns; FP64 mode and variant
-// NATIVE run native ZGEMM and say so. Skipped visibly without a GPU, and the partially fused cases
-// without a Hopper GPU and its kernels. Seeds: gpu_test_util.hpp (printed; OZGEMM_TEST_SEED repeats).
+// with a NaN-poisoned C), moduli counts, special values; the quick returns; variant NATIVE and FP64
+// mode's AUTO rule at small shapes run native ZGEMM and say so. FP64 mode's complex decision
+// (GpuZgemmFp64): the count and bound equal the host decision's (ref::decide_complex_moduli) bit for
+// bit, the result equals the host reference at that count bit for bit and meets the contract
+// |C - AB| <= bound u (|A||B|) <= min(4, k) u (|A||B|) entrywise against the double-double reference
+// (ref::accurate_zgemm) on phi families and adversarial signs; where no count certifies (wide-range
+// data), under graph capture: native ZGEMM with the reason. Skipped visibly without a GPU, and the
+// partially fused cases without a Hopper GPU and its kernels. Seeds: gpu_test_util.hpp (printed;
+// OZGEMM_TEST_SEED repeats).
 #include <gtest/gtest.h>
 
 #include <cuComplex.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
+#include <iostream>
 #include <limits>
 #include <optional>
 #include <random>
@@ -21,6 +30,7 @@
 #include <vector>
 
 #include "gpu/gpu_test_util.hpp"
+#include "ozgemm/numerics/accuracy.hpp"
 #include "ozgemm/numerics/ozaki2.hpp"
 #include "ozgemm/ozgemm.hpp"
 #include "ozgemm/reference/ozaki2_complex.hpp"
@@ -280,14 +290,23 @@ INSTANTIATE_TEST_SUITE_P(Variants, GpuZgemm, ::testing::Values(OZGEMM_VARIANT_UN
                            return i.param == OZGEMM_VARIANT_UNFUSED ? std::string("Unfused") : std::string("PartiallyFused");
                          });
 
-// FP64 mode (the default) and variant NATIVE run native ZGEMM and say so.
+// FP64 mode (the default) at a shape its AUTO rule leaves to native ZGEMM, and variant NATIVE, run
+// native ZGEMM and say so.
 TEST(GpuZgemmNative, Fp64ModeAndNativeVariantRunCublasZgemm) {
   OZTEST_REQUIRE_GPU();
   ozgemm::Handle h;
   std::mt19937_64 rng = oztest::test_rng();
   const int m = 23, n = 19, k = 31;
   std::vector<zcomplex> A = complex_matrix(k, m, k, 0.5, 0.5, rng), B = complex_matrix(k, n, k, 0.5, 0.5, rng);
+  cudaDeviceProp prop;
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  const bool hopper = prop.major == 9 && prop.minor == 0;  // the AUTO rule's size limit is Hopper's
   for (bool native_variant : {false, true}) {
+    if (!native_variant && !hopper) {
+      std::cout << "[ skipped  ] FP64 mode's half: off Hopper AUTO's roofline may emulate at any size (" << prop.name
+                << ")" << std::endl;
+      continue;
+    }
     if (native_variant) {
       ASSERT_EQ(ozgemmSetVariant(h.get(), OZGEMM_VARIANT_NATIVE), OZGEMM_STATUS_SUCCESS);
     }
@@ -301,12 +320,328 @@ TEST(GpuZgemmNative, Fp64ModeAndNativeVariantRunCublasZgemm) {
     EXPECT_EQ(info.variant, OZGEMM_VARIANT_NATIVE) << info.reason;
     EXPECT_EQ(info.moduli, 0);
     EXPECT_EQ(info.fell_back, native_variant ? 0 : 1) << info.reason;
+    if (!native_variant) {
+      EXPECT_NE(std::string(info.reason).find("native ZGEMM: complex Ozaki-II slower than native at this shape"),
+                std::string::npos)
+          << info.reason;
+    }
     // Native ZGEMM of A^H B: within a few ulps of the textbook sum (cuBLAS sums in another order).
     std::vector<zcomplex> plain(size_t(m) * n);
     ref::plain_zgemm(ComplexOp::C, ComplexOp::N, m, n, k, zcomplex(1.0, 0.0), A.data(), k, B.data(), k,
                      zcomplex(0.0, 0.0), plain.data(), m);
     for (size_t i = 0; i < C.size(); ++i) ASSERT_LT(std::abs(C[i] - plain[i]), 1e-12 * (1.0 + std::abs(plain[i]))) << i;
   }
+}
+
+// ---- FP64 mode's complex decision ----
+
+constexpr double kU = 0x1p-53;
+
+// The operands of one FP64-mode case (column-major, tight leading dimensions for op's stored shape).
+struct Operands {
+  std::string name;
+  std::vector<zcomplex> A, B;
+};
+
+// a_l = x (1 + i), b_l = y (1 - i) (stored; op C conjugates) with signs shared by a_l and b_l and every
+// low significand bit set: all products of an entry have one phase, so each part's truncation error
+// adds (tests/cpu/test_ozaki2_complex.cpp's adversarial case), and |a| = sqrt2 max part, the most the
+// magnitude digits (the larger part) underestimate |A||B|. A, B stored a_rows x a_cols, b_rows x b_cols.
+Operands adversarial(ComplexOp ta, ComplexOp tb, int a_rows, int a_cols, int b_rows, int b_cols, std::mt19937_64& rng) {
+  std::uniform_int_distribution<uint64_t> bits(0, (uint64_t(1) << 52) - 1);
+  const auto tail = [&] {  // in [0.5, 1) with the low 30 significand bits set
+    const uint64_t u = (uint64_t(1022) << 52) | bits(rng) | ((uint64_t(1) << 30) - 1);
+    double x;
+    std::memcpy(&x, &u, 8);
+    return x;
+  };
+  const int k = ta == ComplexOp::N ? a_cols : a_rows;
+  std::vector<double> sign(static_cast<size_t>(k));
+  for (auto& x : sign) x = rng() % 2 ? 1.0 : -1.0;
+  Operands o{"adversarial signs", std::vector<zcomplex>(size_t(a_rows) * a_cols), std::vector<zcomplex>(size_t(b_rows) * b_cols)};
+  for (size_t i = 0; i < o.A.size(); ++i) {
+    const size_t l = ta == ComplexOp::N ? i / size_t(a_rows) : i % size_t(a_rows);
+    o.A[i] = sign[l] * tail() * zcomplex(1, 1);
+  }
+  for (size_t i = 0; i < o.B.size(); ++i) {
+    const size_t l = tb == ComplexOp::N ? i % size_t(b_rows) : i / size_t(b_rows);
+    o.B[i] = sign[l] * tail() * zcomplex(1, -1);
+  }
+  return o;
+}
+
+// The phi families (fill_phi's phi for the real and the imaginary parts), Im = 0, Re = 0, |Im| >> |Re|,
+// and the adversarial signs (A, B stored a_rows x a_cols, b_rows x b_cols for ops ta, tb).
+std::vector<Operands> families(ComplexOp ta, ComplexOp tb, int a_rows, int a_cols, int b_rows, int b_cols,
+                               std::mt19937_64& rng) {
+  std::vector<Operands> v;
+  const double phis[][2] = {{-1.0, -1.0}, {0.5, 0.5}, {1.0, 1.0}, {0.5, -1.0}, {-1.0, 1.0}};
+  for (auto& phi : phis)
+    v.push_back({"phi " + std::to_string(phi[0]) + "/" + std::to_string(phi[1]),
+                 complex_matrix(a_rows, a_cols, a_rows, phi[0], phi[1], rng),
+                 complex_matrix(b_rows, b_cols, b_rows, phi[0], phi[1], rng)});
+  Operands re{"Im = 0", complex_matrix(a_rows, a_cols, a_rows, 0.5, 0.5, rng), complex_matrix(b_rows, b_cols, b_rows, 0.5, 0.5, rng)};
+  Operands im = re, wide = re;
+  for (auto* x : {&re.A, &re.B})
+    for (auto& z : *x) z = zcomplex(z.real(), 0.0);
+  im.name = "Re = 0";
+  for (auto* x : {&im.A, &im.B})
+    for (auto& z : *x) z = zcomplex(0.0, z.imag());
+  wide.name = "|Im| >> |Re|";
+  for (auto* x : {&wide.A, &wide.B})
+    for (auto& z : *x) z = zcomplex(z.real(), std::ldexp(z.imag(), 30));
+  v.push_back(re);
+  v.push_back(im);
+  v.push_back(wide);
+  v.push_back(adversarial(ta, tb, a_rows, a_cols, b_rows, b_cols, rng));
+  return v;
+}
+
+class GpuZgemmFp64 : public ::testing::TestWithParam<ozgemmVariant_t> {
+ protected:
+  void SetUp() override {
+    OZTEST_REQUIRE_GPU();
+    h_.emplace();
+    native_.emplace();
+    ozgemmAccuracy_t a;
+    ASSERT_EQ(ozgemmGetAccuracy(h(), &a), OZGEMM_STATUS_SUCCESS);
+    ASSERT_EQ(a, OZGEMM_ACCURACY_FP64) << "FP64 is the default";
+    // A forced variant: past AUTO's speed rule (the decision runs at every shape).
+    if (ozgemmSetVariant(h(), GetParam()) != OZGEMM_STATUS_SUCCESS)
+      GTEST_SKIP() << ozgemmGetVariantString(GetParam()) << " does not run here";
+    ASSERT_EQ(ozgemmSetVariant(native_->get(), OZGEMM_VARIANT_NATIVE), OZGEMM_STATUS_SUCCESS);
+    // A 1x1x1 call: NOT_SUPPORTED where the complex scheme has not this variant (fused: Hopper).
+    std::vector<zcomplex> one(1, zcomplex(1.0, 0.0)), c(1);
+    ozgemmCallInfo_t info{};
+    const ozgemmStatus_t st = call(h(), ComplexOp::N, ComplexOp::N, 1, 1, 1, one, 1, one, 1, &c, &info);
+    if (st == OZGEMM_STATUS_NOT_SUPPORTED)
+      GTEST_SKIP() << "the complex scheme's " << ozgemmGetVariantString(GetParam()) << " variant does not run here";
+    ASSERT_EQ(st, OZGEMM_STATUS_SUCCESS);
+    EXPECT_EQ(info.fell_back, 1) << "k = 1: c = 1 < 2.03, no count certifies: " << info.reason;
+  }
+  ozgemmHandle_t h() { return h_->get(); }
+
+  // C = op(A) op(B) through handle `hh` (C NaN-poisoned first: beta = 0 must not read it); the status
+  // and the call's info.
+  static ozgemmStatus_t call(ozgemmHandle_t hh, ComplexOp ta, ComplexOp tb, int m, int n, int k,
+                             const std::vector<zcomplex>& A, int lda, const std::vector<zcomplex>& B, int ldb,
+                             std::vector<zcomplex>* C, ozgemmCallInfo_t* info) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    C->assign(size_t(m) * n, zcomplex(nan, nan));
+    cuDoubleComplex *dA = nullptr, *dB = nullptr, *dC = nullptr;
+    EXPECT_EQ(cudaMalloc(&dA, A.size() * 16), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&dB, B.size() * 16), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&dC, C->size() * 16), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(dA, A.data(), A.size() * 16, cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(dB, B.data(), B.size() * 16, cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(dC, C->data(), C->size() * 16, cudaMemcpyHostToDevice), cudaSuccess);
+    const cuDoubleComplex one = make_cuDoubleComplex(1.0, 0.0), zero = make_cuDoubleComplex(0.0, 0.0);
+    const ozgemmStatus_t st = ozgemmZgemm(hh, to_cublas(ta), to_cublas(tb), m, n, k, &one, dA, lda, dB, ldb, &zero, dC, m);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(C->data(), dC, C->size() * 16, cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dC);
+    EXPECT_EQ(ozgemmGetLastCallInfo(hh, info), OZGEMM_STATUS_SUCCESS);
+    return st;
+  }
+
+  // FP64 mode on one case: the GPU's count and bound equal the host decision's; the result equals the
+  // host reference at that count (or, where it fell back, native ZGEMM's bits); with `contract`, every
+  // entry's error against the double-double reference is within bound u (|A||B|). Returns the count
+  // (0: native ZGEMM).
+  int check(const std::string& what, ComplexOp ta, ComplexOp tb, int m, int n, int k, const std::vector<zcomplex>& A,
+            const std::vector<zcomplex>& B, bool contract) {
+    const int lda = ta == ComplexOp::N ? m : k, ldb = tb == ComplexOp::N ? k : n;
+    const ref::Ozaki2Decision d = ref::decide_complex_moduli(ta, tb, m, n, k, A.data(), lda, B.data(), ldb);
+    std::vector<zcomplex> C, want;
+    ozgemmCallInfo_t info{};
+    EXPECT_EQ(call(h(), ta, tb, m, n, k, A, lda, B, ldb, &C, &info), OZGEMM_STATUS_SUCCESS) << what;
+    std::cout << "[ zfp64    ] " << what << ": host " << d.moduli << " moduli (bound " << d.bound << "); GPU: "
+              << info.reason << std::endl;
+    EXPECT_EQ(info.target, ozgemm::numerics::target_constant(k)) << what;
+    if (info.fell_back) {
+      EXPECT_EQ(d.moduli, 0) << what << ": " << info.reason;
+      EXPECT_EQ(info.variant, OZGEMM_VARIANT_NATIVE) << what;
+      EXPECT_EQ(info.moduli, 0) << what;
+      EXPECT_NE(std::string(info.reason).find("FP64 mode ran native ZGEMM: no moduli count up to 20 meets the bound"),
+                std::string::npos)
+          << what << ": " << info.reason;
+      ozgemmCallInfo_t native_info{};
+      EXPECT_EQ(call(native_->get(), ta, tb, m, n, k, A, lda, B, ldb, &want, &native_info), OZGEMM_STATUS_SUCCESS);
+      EXPECT_EQ(oztest::count_differences(want, C, what + " (native ZGEMM)"), 0);
+      return 0;
+    }
+    EXPECT_EQ(info.scheme, OZGEMM_SCHEME_OZAKI2) << what << ": " << info.reason;
+    EXPECT_EQ(info.moduli, d.moduli) << what << ": " << info.reason;
+    EXPECT_TRUE(oztest::same_bits(info.bound, d.bound)) << what << ": GPU bound " << info.bound << " host " << d.bound;
+    EXPECT_LE(info.bound, info.target) << what;
+    EXPECT_EQ(info.variant, k <= ozgemm::numerics::kOz2ChunkK ? GetParam() : OZGEMM_VARIANT_UNFUSED) << what;
+    if (d.moduli == 0) return 0;
+    want.assign(C.size(), zcomplex(0.0, 0.0));
+    ref::ozaki2_complex_reference(ta, tb, m, n, k, zcomplex(1.0, 0.0), A.data(), lda, B.data(), ldb, zcomplex(0.0, 0.0),
+                                  want.data(), m, d.moduli);
+    EXPECT_EQ(oztest::count_differences(want, C, what + " (host reference at the decided count)"), 0);
+    if (contract) {
+      const ref::ComplexAccurateResult acc = ref::accurate_zgemm(ta, tb, m, n, k, A.data(), lda, B.data(), ldb);
+      const std::vector<double> err = ref::complex_errors(C.data(), m, acc);
+      int64_t bad = 0;
+      double worst = 0;
+      for (size_t i = 0; i < err.size(); ++i) {
+        if (!(err[i] <= d.bound * kU * acc.absprod[i]) && bad++ < 3)
+          ADD_FAILURE() << what << ": entry " << i << " error " << err[i] << " > " << d.bound << " u |A||B| = "
+                        << d.bound * kU * acc.absprod[i];
+        if (acc.absprod[i] > 0) worst = std::max(worst, err[i] / (kU * acc.absprod[i]));
+      }
+      EXPECT_EQ(bad, 0) << what;
+      std::cout << "[ zfp64    ]   largest error " << worst << " u |A||B| (bound " << d.bound << ", target "
+                << info.target << ")" << std::endl;
+    }
+    return d.moduli;
+  }
+
+  std::optional<ozgemm::Handle> h_, native_;
+  std::mt19937_64 rng_ = oztest::test_rng();
+};
+
+TEST_P(GpuZgemmFp64, DecisionAndResultEqualTheHostReferenceAndMeetTheContract) {
+  struct Shape {
+    ComplexOp ta, tb;
+    int m, n, k;
+  };
+  const Shape shapes[] = {{ComplexOp::N, ComplexOp::N, 200, 150, 700},
+                          {ComplexOp::C, ComplexOp::N, 33, 17, 2000},
+                          {ComplexOp::T, ComplexOp::C, 130, 260, 129}};
+  int emulated = 0;
+  for (const Shape& sh : shapes) {
+    const bool ta_n = sh.ta == ComplexOp::N, tb_n = sh.tb == ComplexOp::N;
+    for (const Operands& o :
+         families(sh.ta, sh.tb, ta_n ? sh.m : sh.k, ta_n ? sh.k : sh.m, tb_n ? sh.k : sh.n, tb_n ? sh.n : sh.k, rng_)) {
+      const std::string what = o.name + " " + char(sh.ta) + char(sh.tb) + " " + std::to_string(sh.m) + "x" +
+                               std::to_string(sh.n) + "x" + std::to_string(sh.k);
+      emulated += check(what, sh.ta, sh.tb, sh.m, sh.n, sh.k, o.A, o.B, /*contract=*/true) > 0;
+    }
+  }
+  EXPECT_GT(emulated, 10) << "the phi families take the complex scheme";
+}
+
+// Wide-range data: phi 2 (the host decides; the GPU must agree) and phi 3 with an entry whose
+// magnitude product is 0 (row 0 of A large only at l = 0, column 0 of B only at l = 1: no lower
+// bound of |A||B|, R2c = inf at every count): native ZGEMM with the reason.
+TEST_P(GpuZgemmFp64, WideRangeDataWithoutACertifiedCountRunNativeZgemm) {
+  const int m = 150, n = 120, k = 600;
+  for (double phi : {2.0, 3.0}) {
+    std::vector<zcomplex> A = complex_matrix(m, k, m, phi, phi, rng_), B = complex_matrix(k, n, k, phi, phi, rng_);
+    if (phi == 3.0) {
+      A[0] = zcomplex(0x1p60, -0x1p60);
+      B[1] = zcomplex(0x1p60, 0x1p60);
+      const ref::Ozaki2Decision d = ref::decide_complex_moduli(ComplexOp::N, ComplexOp::N, m, n, k, A.data(), m, B.data(), k);
+      ASSERT_EQ(d.moduli, 0) << "an entry with P = 0 certifies no count";
+    }
+    check("phi " + std::to_string(phi), ComplexOp::N, ComplexOp::N, m, n, k, A, B, /*contract=*/false);
+  }
+}
+
+// Inf/NaN: entries whose row or column holds one take the special path (as native complex arithmetic)
+// and are left out of the bound; where every entry is special, every count's maximum is 0 and the
+// fewest moduli run.
+TEST_P(GpuZgemmFp64, InfAndNanEntries) {
+  const int m = 120, n = 90, k = 300;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<zcomplex> A = complex_matrix(m, k, m, 0.5, 0.5, rng_), B = complex_matrix(k, n, k, 0.5, 0.5, rng_);
+  A[3 + 7 * size_t(m)] = zcomplex(inf, 0.5);
+  A[9 + 2 * size_t(m)] = zcomplex(0.25, -inf);
+  B[11 + 4 * size_t(k)] = zcomplex(nan, 1.0);
+  EXPECT_GT(check("some Inf/NaN", ComplexOp::N, ComplexOp::N, m, n, k, A, B, /*contract=*/false), 0);
+  std::vector<zcomplex> all = A;
+  for (int r = 0; r < m; ++r) all[size_t(r) + size_t(r % k) * m] = zcomplex(r % 2 ? inf : 1.0, r % 2 ? 0.0 : nan);
+  const ref::Ozaki2Decision d = ref::decide_complex_moduli(ComplexOp::N, ComplexOp::N, m, n, k, all.data(), m, B.data(), k);
+  ASSERT_EQ(d.moduli, ozgemm::kMinModuli);
+  EXPECT_EQ(check("every row of A non-finite", ComplexOp::N, ComplexOp::N, m, n, k, all, B, false), ozgemm::kMinModuli);
+}
+
+// The bound pass over many blocks (blocks skip the counts earlier blocks found past the target) and,
+// with m >= DecisionPolicy::kOz2SampleMinRows, the sample of the first rows: large last rows (outside
+// the sample) or small first columns, so the entries that decide lie in different places. The count
+// and the bound equal the host's.
+TEST_P(GpuZgemmFp64, DecisionOverManyBlocksAndTheSampleEqualsTheHostReference) {
+  const int m = 2560, n = 640, k = 256;
+  for (double phi : {-1.0, 0.5, 1.0})
+    for (int order = 0; order < 2; ++order) {
+      std::vector<zcomplex> A = complex_matrix(m, k, m, phi, phi, rng_), B = complex_matrix(k, n, k, phi, phi, rng_);
+      for (int r = m - 64; r < m && order == 0; ++r)
+        for (int l = 0; l < k; ++l) A[size_t(r) + size_t(l) * m] *= 0x1p40;
+      for (int c = 0; c < 64 && order == 1; ++c)
+        for (int l = 0; l < k; ++l) B[size_t(l) + size_t(c) * k] *= 0x1p-40;
+      const std::string what = "phi " + std::to_string(phi) + (order ? " (small first columns)" : " (large last rows)");
+      const ref::Ozaki2Decision d = ref::decide_complex_moduli(ComplexOp::N, ComplexOp::N, m, n, k, A.data(), m, B.data(), k);
+      std::vector<zcomplex> C;
+      ozgemmCallInfo_t info{};
+      ASSERT_EQ(call(h(), ComplexOp::N, ComplexOp::N, m, n, k, A, m, B, k, &C, &info), OZGEMM_STATUS_SUCCESS);
+      std::cout << "[ zfp64    ] " << what << ": host " << d.moduli << " moduli, bound " << d.bound << "; GPU: "
+                << info.reason << std::endl;
+      EXPECT_EQ(info.moduli, d.moduli) << what << ": " << info.reason;
+      EXPECT_EQ(info.fell_back, d.moduli == 0 ? 1 : 0) << what << ": " << info.reason;
+      if (d.moduli) {
+        EXPECT_TRUE(oztest::same_bits(info.bound, d.bound)) << what << ": GPU " << info.bound << " host " << d.bound;
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GpuZgemmFp64, ::testing::Values(OZGEMM_VARIANT_UNFUSED, OZGEMM_VARIANT_PARTIALLY_FUSED),
+                         [](const ::testing::TestParamInfo<ozgemmVariant_t>& i) {
+                           return i.param == OZGEMM_VARIANT_UNFUSED ? std::string("Unfused") : std::string("PartiallyFused");
+                         });
+
+// Under CUDA graph capture FP64 mode cannot read the data back: native ZGEMM, and the captured graph
+// replays it (the bits of a native call).
+TEST(GpuZgemmFp64Capture, GraphCaptureRunsNativeZgemm) {
+  OZTEST_REQUIRE_GPU();
+  ozgemm::Handle h;
+  const int m = 64, n = 64, k = 64;
+  std::mt19937_64 rng = oztest::test_rng();
+  const std::vector<zcomplex> A = complex_matrix(m, k, m, 0.5, 0.5, rng), B = complex_matrix(k, n, k, 0.5, 0.5, rng);
+  cuDoubleComplex *dA = nullptr, *dB = nullptr, *dC = nullptr;
+  ASSERT_EQ(cudaMalloc(&dA, A.size() * 16), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dB, B.size() * 16), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dC, size_t(m) * n * 16), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dA, A.data(), A.size() * 16, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dB, B.data(), B.size() * 16, cudaMemcpyHostToDevice), cudaSuccess);
+  cudaStream_t st;
+  ASSERT_EQ(cudaStreamCreate(&st), cudaSuccess);
+  ASSERT_EQ(ozgemmSetStream(h.get(), st), OZGEMM_STATUS_SUCCESS);
+  const cuDoubleComplex one = make_cuDoubleComplex(1.0, 0.0), zero = make_cuDoubleComplex(0.0, 0.0);
+  // Native ZGEMM once outside the capture (cuBLAS may allocate on first use, which capture forbids);
+  // its result is what the graph must reproduce.
+  ASSERT_EQ(ozgemmSetVariant(h.get(), OZGEMM_VARIANT_NATIVE), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(ozgemmZgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA, m, dB, k, &zero, dC, m), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+  std::vector<zcomplex> want(size_t(m) * n), got(want.size());
+  ASSERT_EQ(cudaMemcpy(want.data(), dC, want.size() * 16, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dC, 0xff, want.size() * 16), cudaSuccess);  // NaN
+  ASSERT_EQ(ozgemmSetVariant(h.get(), OZGEMM_VARIANT_UNFUSED), OZGEMM_STATUS_SUCCESS);  // FP64 mode decides here
+  cudaGraph_t graph;
+  ASSERT_EQ(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal), cudaSuccess);
+  EXPECT_EQ(ozgemmZgemm(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, dA, m, dB, k, &zero, dC, m), OZGEMM_STATUS_SUCCESS);
+  ASSERT_EQ(cudaStreamEndCapture(st, &graph), cudaSuccess);
+  ozgemmCallInfo_t info{};
+  ASSERT_EQ(ozgemmGetLastCallInfo(h.get(), &info), OZGEMM_STATUS_SUCCESS);
+  EXPECT_EQ(info.variant, OZGEMM_VARIANT_NATIVE);
+  EXPECT_EQ(info.fell_back, 1);
+  EXPECT_NE(std::string(info.reason).find("native ZGEMM"), std::string::npos) << info.reason;
+  EXPECT_NE(std::string(info.reason).find("captured"), std::string::npos) << info.reason;
+  cudaGraphExec_t exec;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, st), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(st), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(got.data(), dC, got.size() * 16, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(oztest::count_differences(want, got, "graph replay vs native ZGEMM"), 0);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(st);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dC);
 }
 
 }  // namespace
