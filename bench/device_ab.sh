@@ -15,6 +15,7 @@ args_of() {
   case $1 in
     fixed_oz2_15_8192) echo "bench --m 8192 --n 8192 --k 8192 --accuracy fixed --scheme ozaki2 --moduli 15 --variant auto" ;;
     fp64_8192) echo "bench --m 8192 --n 8192 --k 8192 --accuracy fp64 --variant auto" ;;
+    fp64_pf_8192) echo "bench --m 8192 --n 8192 --k 8192 --accuracy fp64 --variant partially-fused" ;;
     fp64_16384) echo "bench --m 16384 --n 16384 --k 16384 --accuracy fp64 --variant auto" ;;
     oz1_s7_pf_8192) echo "bench --m 8192 --n 8192 --k 8192 --accuracy fixed --slices 7 --variant partially-fused" ;;
     b2b_conv) echo "b2b --type fp16 --conv 32x56x56x64 --filter 1 --n0 256 --n1 128 --iters 50" ;;

@@ -545,3 +545,52 @@ TEST(CallPlannerComplex, RealPlansAreTypedReal) {
   ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method));
   EXPECT_EQ(std::get<ozgemm::Ozaki2Plan>(p.method).planes(), ozgemm::kDefaultModuli);
 }
+
+// A variant set explicitly keeps Ozaki-I a candidate (AUTO's rules, which rule it out on Hopper, do
+// not apply). Where Ozaki-II at the most moduli is still expected faster than Ozaki-I at the fewest
+// slices the data allow, Ozaki-II's bound runs alone (with its sample) and Ozaki-I's only where no
+// moduli count certifies: the same choice as with both reductions, one reduction less.
+TEST(CallPlanner, ExplicitVariantEvaluatesOzaki1OnlyWhereOzaki2Fails) {
+  const CallProblem pr = square(8192, 8192);
+  const double target = nm::target_constant(pr.shape.k);
+  CallSettings cs;
+  cs.variant = Variant::PartiallyFused;
+  DecisionCounts digits;
+  digits.q_max_a = digits.q_max_b = 4;  // at least min(4 + 4 - 1, 7) = 7 slices
+  const int lower = nm::slices_lower_bound(4, 4);
+  ASSERT_GT(ozgemm::expected_tflops(Scheme::Ozaki2, ozgemm::kMaxModuli, DeviceDesc{}),
+            ozgemm::expected_tflops(Scheme::Ozaki1, lower, DeviceDesc{}));
+  {  // Ozaki-II certifies at 16: Ozaki-I is never evaluated
+    ScriptedData data;
+    data.digit_counts = digits;
+    certify_at(&data.sample_counts, 16, target);
+    certify_at(&data.bound_counts, 16, target);
+    CallPlan p;
+    ASSERT_EQ(ozgemm::plan_call(cs, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
+    ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method)) << p.report.reason;
+    EXPECT_EQ(p.report.moduli, 16);
+    EXPECT_EQ(p.report.reason.find("Ozaki-I needs"), std::string::npos) << p.report.reason;
+    const std::vector<std::string> expected = {"capturing", "reserve", "digits", "sample", "bound", "reserve"};
+    EXPECT_EQ(data.calls, expected);
+    for (const BoundRequest& rq : data.bounds) EXPECT_FALSE(rq.ozaki1);
+  }
+  {  // no moduli count certifies (the sample already says so): Ozaki-I's bound, then its plan
+    ScriptedData data;
+    data.digit_counts = digits;
+    for (double& r : data.sample_counts.oz2_ratio_max) r = target * 2;
+    data.bound_counts.s_max = 8;
+    for (double& r : data.bound_counts.ratio_max) r = target / 2;
+    for (double& r : data.bound_counts.oz2_ratio_max) r = target * 2;
+    CallPlan p;
+    ASSERT_EQ(ozgemm::plan_call(cs, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
+    ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki1Plan>(p.method)) << p.report.reason;
+    EXPECT_EQ(p.report.slices, 8);
+    const std::vector<std::string> expected = {"capturing", "reserve", "digits", "sample", "bound", "reserve"};
+    EXPECT_EQ(data.calls, expected);
+    ASSERT_EQ(data.bounds.size(), 2u);
+    EXPECT_TRUE(data.bounds[1].ozaki1);
+    EXPECT_FALSE(data.bounds[1].ozaki2);
+    EXPECT_TRUE(data.bounds[1].magnitudes_ready);
+    EXPECT_EQ(data.bounds[1].s_from, lower);
+  }
+}
