@@ -115,7 +115,7 @@ struct UnfusedPolicy {
   static constexpr int64_t kLtWorkspaceBytes = int64_t(32) << 20;  // scratch for cuBLASLt's kernels
 };
 
-// FP64 mode's decision (src/dispatch/dgemm_dispatch.cpp, decision_bound): with Ozaki-II the only
+// FP64 mode's decision (src/plan/call_planner.cpp asks for the sample, decision_bound runs it): with Ozaki-II the only
 // candidate and at least kOz2SampleMinRows rows, the magnitude product and the bound run first over
 // the first kOz2SampleRows rows; when every moduli count already has an entry past the target there
 // (a witness: the full maxima can only be larger), the full product is skipped and native DGEMM
