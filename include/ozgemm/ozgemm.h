@@ -174,8 +174,13 @@ OZGEMM_API ozgemmStatus_t ozgemmDgemm(ozgemmHandle_t handle, cublasOperation_t t
  * (ozgemmSetModuli / ozgemmSetSlices / ozgemmSetAccuracy) runs the complex Ozaki-II scheme ("2M": two
  * INT8 products per modulus, docs/numerics.md, "Complex products (ZGEMM)") with the handle's moduli
  * count (0: OZGEMM_DEFAULT_COMPLEX_MODULI) and variant (AUTO, UNFUSED, PARTIALLY_FUSED), whatever the
- * scheme setting; FP64 mode and variant NATIVE run native cublasZgemm (FP64 mode's complex decision
- * is not built yet). ozgemmGetLastCallInfo reports what ran. */
+ * scheme setting. FP64 mode decides the complex moduli count from the data with the proven entrywise
+ * bound |C - AB| <= min(4, k) u (|A||B|) (complex moduli), or runs native cublasZgemm where no count
+ * meets it, where AUTO's rules expect native to be faster, or under graph capture; variant NATIVE runs
+ * cublasZgemm. ozgemmGetLastCallInfo reports what ran. The workspace queries (ozgemmGetWorkspaceSize,
+ * ozgemmGetPlannedVariant, ozgemmCanImplement, ozgemmPlanCall) describe real (DGEMM) calls only: a
+ * caller workspace sized by them can be too small for ZGEMM (INSUFFICIENT_WORKSPACE in FIXED mode; FP64
+ * mode runs native ZGEMM then); the handle's own workspace grows as needed. */
 OZGEMM_API ozgemmStatus_t ozgemmZgemm(ozgemmHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
                                       int n, int k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda,
                                       const cuDoubleComplex* B, int ldb, const cuDoubleComplex* beta,

@@ -13,8 +13,9 @@
   batches); other views are copied by their framework first, as its own ``matmul`` does.
   PyTorch tensors that require grad get a result with a ``grad_fn`` (the backward runs through
   ozgemm too). complex128 operands run ozgemmZgemm: the complex Ozaki-II scheme ("2M", two INT8
-  products per modulus) in FIXED mode, native ZGEMM in FP64 mode (its complex decision is not built
-  yet; :func:`last_call_info` says so).
+  products per modulus) in FIXED mode; in FP64 mode at the moduli count its proven bound certifies
+  for the data, or native ZGEMM where none does or AUTO expects native faster (:func:`last_call_info`
+  says which and why).
 * :func:`plan` says what a call would run, :func:`info` what this build and machine offer,
   :func:`last_call_info` what the last call ran (``scheme``: ``"native"``, ``"ozaki1"`` or
   ``"ozaki2"``).
@@ -266,7 +267,8 @@ class _Prepared:
         if not allocate and dtype == "complex128":
             raise ValueError(f"{what} takes float64 matrices (ozgemmPlanCall has no complex form); a complex128 "
                              "product runs the complex Ozaki-II scheme in FIXED mode (moduli=, default "
-                             f"{DEFAULT_COMPLEX_MODULI}) and native ZGEMM in FP64 mode")
+                             f"{DEFAULT_COMPLEX_MODULI}) and, in FP64 mode, at the count its bound certifies or "
+                             "native ZGEMM")
         options.check(dtype)
         for name, v in (("alpha", alpha), ("beta", beta)):
             if isinstance(v, complex) and dtype == "float64":
@@ -424,7 +426,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, alpha: Scalar = 1.0, beta: Scalar
             complex128 operands: FIXED mode (``moduli=``, with scheme ``"auto"`` or ``"ozaki2"``,
             or ``accuracy="fixed"``: DEFAULT_COMPLEX_MODULI) runs the complex Ozaki-II scheme ("2M":
             two INT8 products per modulus; variants ``"auto"``, ``"unfused"``, ``"partially_fused"``);
-            FP64 mode runs native ZGEMM (``last_call_info().reason`` says why). ``scheme="ozaki1"``
+            FP64 mode takes the count the complex bound certifies, or native ZGEMM
+            (``last_call_info().reason`` says which and why). ``scheme="ozaki1"``
             and ``slices=`` raise ValueError there (Ozaki-I has no complex form).
 
     Autograd: a PyTorch tensor that requires grad (with grad mode on) gives a result with a

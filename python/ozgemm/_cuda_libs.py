@@ -21,7 +21,7 @@ import os
 from typing import List, Optional
 
 #: The CUDA major version the extension was built against (libcublas.so.<major>); the package's
-#: build writes it into _build.py. None: not known (a source checkout): any version found.
+#: build writes it into _build.py. None: not known (a source checkout): nothing is preloaded.
 try:
     from ._build import CUDA_MAJOR as _CUDA_MAJOR  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - source checkout without a build
@@ -45,7 +45,9 @@ def wheel_cublas_dirs() -> List[str]:
 def preload_cublas() -> Optional[str]:
     """Loads the pip wheel's libcublasLt and libcublas (this CUDA major version) if present; returns
     the libcublas path, or None when there is none (the extension's RUNPATH decides then)."""
-    pattern = f"libcublas.so.{_CUDA_MAJOR}" if _CUDA_MAJOR else "libcublas.so.*"
+    if not _CUDA_MAJOR:  # a source checkout: which soname the extension needs is not known here
+        return None
+    pattern = f"libcublas.so.{_CUDA_MAJOR}"
     for d in wheel_cublas_dirs():
         for blas in sorted(glob.glob(os.path.join(d, pattern))):
             lt = os.path.join(d, os.path.basename(blas).replace("libcublas.", "libcublasLt."))

@@ -106,7 +106,9 @@ class HandleData final : public ozgemm::DecisionData {
   }
   bool reserve(size_t bytes, bool* no_memory, bool* moved) override {
     status_ = ozgemm::detail::ensure_workspace(h_, bytes, &ws_, moved);
-    *no_memory = status_ == OZGEMM_STATUS_ALLOC_FAILED;
+    // No room (the handle's allocation failed, or the caller's workspace is too small): a smaller
+    // request, or native DGEMM/ZGEMM, may still run.
+    *no_memory = status_ == OZGEMM_STATUS_ALLOC_FAILED || status_ == OZGEMM_STATUS_INSUFFICIENT_WORKSPACE;
     return status_ == OZGEMM_STATUS_SUCCESS;
   }
   bool digits(const ozgemm::DecisionPlan& plan, ozgemm::DecisionCounts* counts) override {

@@ -501,6 +501,19 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
         oz.get_last_error();
         S.failed.fetch_add(1, std::memory_order_relaxed);
         S.decline(kFailed);
+        // cuBLAS may redo matrix i only where C is as the caller left it: ozgemm refused before any
+        // launch, or beta == 0 (C is not read). A launch that failed may have written part of C: with
+        // beta != 0 a redo would scale a half-written C, a silent wrong answer, so the call fails.
+        const bool before_launch = s == OZGEMM_STATUS_INVALID_VALUE || s == OZGEMM_STATUS_NOT_SUPPORTED ||
+                                   s == OZGEMM_STATUS_ALLOC_FAILED || s == OZGEMM_STATUS_INSUFFICIENT_WORKSPACE ||
+                                   s == OZGEMM_STATUS_ARCH_MISMATCH || s == OZGEMM_STATUS_NOT_INITIALIZED;
+        if (!before_launch && (beta.x != 0.0 || beta.y != 0.0)) {
+          say_once(kPrefix, "fail-partial", "ozgemm failed on %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64
+                   " (%s) after writing to C with beta != 0: the call returns CUBLAS_STATUS_EXECUTION_FAILED",
+                   kApiNames[int(c.api)], c.m, c.n, c.k, oz.status_string(s));
+          *status = CUBLAS_STATUS_EXECUTION_FAILED;
+          return true;
+        }
         std::string key = std::string("fail-") + oz.status_string(s);
         say_once(kPrefix, key.c_str(), "ozgemm failed on %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64
                  " (%s); cuBLAS runs this call%s (reported once per status)",

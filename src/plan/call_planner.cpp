@@ -239,6 +239,16 @@ class Fp64Decision {
   std::string* why_;
   bool oz1_ = false, oz2_ = false;
   std::string why1_, why2_;  // why a scheme dropped out
+  // Ozaki-I's plan at `slices`; where AUTO chose native DGEMM there, Ozaki-I drops out with `why_native`.
+  PlanStatus ozaki1_candidate(int slices, const std::string& why_native, Ozaki1Plan* plan) {
+    const PlanStatus st = plan_ozaki1_at(cs_, s_, slices, dev_, plan, why_);
+    if (st == PlanStatus::Ok && plan->variant == Variant::Native) {
+      oz1_ = false;
+      why1_ = why_native;
+      auto_dropped_ = true;
+    }
+    return st;
+  }
   bool auto_dropped_ = false;  // an AUTO rule dropped one
 };
 
@@ -259,13 +269,8 @@ PlanStatus Fp64Decision::run() {
   Ozaki2Plan largest2;  // Ozaki-II at the most moduli: the largest workspace any count takes
   if (oz1_) {
     Ozaki1Plan at_one;
-    const PlanStatus st = plan_ozaki1_at(cs_, s_, 1, dev_, &at_one, why_);
+    const PlanStatus st = ozaki1_candidate(1, "Ozaki-I slower than native here at any slice count", &at_one);
     if (st != PlanStatus::Ok) return st;
-    if (at_one.variant == Variant::Native) {
-      oz1_ = false;
-      why1_ = "Ozaki-I slower than native here at any slice count";
-      auto_dropped_ = true;
-    }
   }
   if (oz2_) {
     if (complex() || cs_.scheme == Scheme::Ozaki2) {  // as FIXED mode: a variant Ozaki-II has not here
@@ -297,7 +302,9 @@ PlanStatus Fp64Decision::run() {
   bool no_memory = false, moved = false;
   if (!data_->reserve(oz2_ ? std::max(bytes, largest2.workspace_bytes) : bytes, &no_memory, &moved) &&
       !(no_memory && oz2_ && data_->reserve(bytes, &no_memory, &moved)))
-    return failed("the workspace");
+    // Native DGEMM/ZGEMM needs no workspace: no room for the decision is a reason to run it, not an error.
+    return no_memory ? native("no room for the decision's workspace (" + std::to_string(bytes) + " bytes)")
+                     : failed("the workspace");
 
   // 1. The exact digits: the fewest slices the data can take.
   DecisionCounts counts;
@@ -305,13 +312,10 @@ PlanStatus Fp64Decision::run() {
   const int lower = numerics::slices_lower_bound(counts.q_max_a, counts.q_max_b);
   if (oz1_) {
     Ozaki1Plan at_lower;
-    const PlanStatus st = plan_ozaki1_at(cs_, s_, lower, dev_, &at_lower, why_);
+    const PlanStatus st = ozaki1_candidate(
+        lower, "Ozaki-I slower than native here at " + std::to_string(lower) + " slices, the fewest these data allow",
+        &at_lower);
     if (st != PlanStatus::Ok) return st;
-    if (at_lower.variant == Variant::Native) {
-      oz1_ = false;
-      why1_ = "Ozaki-I slower than native here at " + std::to_string(lower) + " slices, the fewest these data allow";
-      auto_dropped_ = true;
-    }
   }
   if (!oz1_ && !oz2_) return both_out();
 
@@ -394,13 +398,9 @@ PlanStatus Fp64Decision::run() {
         if (!data_->bound(dp, again, &more)) return failed("the bound pass");
         bound1 = more.ratio_max[0];
       }
-      const PlanStatus st = plan_ozaki1_at(cs_, s_, slices, dev_, &plan1, why_);
+      const PlanStatus st =
+          ozaki1_candidate(slices, "Ozaki-I at " + std::to_string(slices) + " slices slower than native here", &plan1);
       if (st != PlanStatus::Ok) return st;
-      if (plan1.variant == Variant::Native) {
-        oz1_ = false;
-        why1_ = "Ozaki-I at " + std::to_string(slices) + " slices slower than native here";
-        auto_dropped_ = true;
-      }
     }
   }
   if (!oz1_ && !oz2_) return both_out();
@@ -412,7 +412,11 @@ PlanStatus Fp64Decision::run() {
     set_ozaki2(plan2, out_);
   else
     set_ozaki1(plan1, out_);
-  if (!data_->reserve(out_->workspace_bytes, &no_memory, &moved)) return failed("the workspace");
+  if (!data_->reserve(out_->workspace_bytes, &no_memory, &moved)) {
+    if (!no_memory) return failed("the workspace");
+    const size_t need = out_->workspace_bytes;
+    return native("no room for the emulation's workspace (" + std::to_string(need) + " bytes)");
+  }
   out_->stats_ready = !moved;  // the statistics sit at the same offsets in every plan
   CallReport& r = out_->report;
   const std::string other = take2 ? (oz1_ ? "; Ozaki-I needs " + std::to_string(slices) + " slices" : std::string())
@@ -451,8 +455,7 @@ PlanStatus plan_call(const CallSettings& settings, const CallProblem& problem, c
   const bool empty = s.m == 0 || s.n == 0 || s.k == 0;
   if (problem.type == ElementType::ComplexF64 && (!data || empty || !settings.decides()))
     return plan_complex(settings, s, dev, /*query=*/!data, plan, reason);
-  const bool fixed_ozaki2 = settings.ozaki2_only() && !settings.fp64_mode;
-  if (!data || empty || !settings.decides() || fixed_ozaki2) {
+  if (!data || empty || !settings.decides()) {
     *plan = CallPlan{};
     return plan_fixed(settings, s, dev, /*query=*/!data, plan, reason);
   }

@@ -48,9 +48,15 @@ class ScriptedData final : public ozgemm::DecisionData {
     *ok = true;
     return capture;
   }
+  int reserves_that_fit = -1;  // >= 0: reservations after this many fail for want of room
   bool reserve(size_t bytes, bool* no_memory, bool* moved) override {
     calls.push_back("reserve");
     *no_memory = *moved = false;
+    if (reserves_that_fit >= 0 && reserves_that_fit-- == 0) {
+      reserves_that_fit = 0;
+      *no_memory = true;
+      return false;
+    }
     reserved = std::max(reserved, bytes);
     return true;
   }
@@ -592,5 +598,24 @@ TEST(CallPlanner, ExplicitVariantEvaluatesOzaki1OnlyWhereOzaki2Fails) {
     EXPECT_FALSE(data.bounds[1].ozaki2);
     EXPECT_TRUE(data.bounds[1].magnitudes_ready);
     EXPECT_EQ(data.bounds[1].s_from, lower);
+  }
+}
+
+// Native DGEMM needs no workspace: where the decision's workspace, or the chosen emulation's, cannot be
+// had (allocation failed, the caller's workspace too small), FP64 mode runs native DGEMM and says why.
+TEST(CallPlanner, Fp64ModeRunsNativeWhereNoWorkspaceFits) {
+  const CallProblem pr = square(8192, 8192);
+  const double target = nm::target_constant(pr.shape.k);
+  for (int fit : {0, 1}) {  // 0: not even the decision's; 1: the decision's, not the emulation's
+    ScriptedData data;
+    data.reserves_that_fit = fit;
+    certify_at(&data.sample_counts, 16, target);
+    certify_at(&data.bound_counts, 16, target);
+    CallPlan p;
+    ASSERT_EQ(ozgemm::plan_call(ozaki2_fp64(), pr, DeviceDesc{}, &data, &p), PlanStatus::Ok) << "fit " << fit;
+    EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method)) << p.report.reason;
+    EXPECT_TRUE(p.report.fell_back);
+    EXPECT_EQ(p.workspace_bytes, 0u);
+    EXPECT_NE(p.report.reason.find("no room"), std::string::npos) << p.report.reason;
   }
 }

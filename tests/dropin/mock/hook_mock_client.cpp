@@ -23,6 +23,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "../check.hpp"
@@ -461,24 +462,39 @@ int main() {
     CHECK(c("declined:overlapping-c") == before + 1, "overlapping C not declined");
   }
 
-  // 4. ozgemm fails part-way through a batch: matrices 0-1 by ozgemm, the rest by cuBLAS, result right
-  {
+  // 4. ozgemm fails part-way through a batch. Where C is as the caller left it (beta == 0, or a status
+  // from before any launch), matrices 0-1 by ozgemm, the rest by cuBLAS, result right; a launch that
+  // failed with beta != 0 may have written part of C: the call fails instead of a silent wrong answer.
+  constexpr int kExecutionFailed = 6, kAllocFailed = 4;  // ozgemmStatus_t values (include/ozgemm/ozgemm.h)
+  for (const auto& [fail_status, b, want_fallback] :
+       {std::tuple<int, double, bool>{kExecutionFailed, 0.0, true}, std::tuple<int, double, bool>{kAllocFailed, beta, true},
+        std::tuple<int, double, bool>{kExecutionFailed, beta, false}}) {
     const long done = oz_calls();
     setenv("MOCK_OZGEMM_FAIL_AFTER", std::to_string(done + 2).c_str(), 1);
+    setenv("MOCK_OZGEMM_FAIL_STATUS", std::to_string(fail_status).c_str(), 1);
     Problem p(N, N, 5, seed += 3);
-    p.reference(alpha, beta);
+    p.reference(alpha, b);
     const auto failed = c("failed");
     const long native = mock_cublas_native_calls();
     const cublasStatus_t st = cublasDgemmStridedBatched(h, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A.data(), p.lda, p.sa,
-                                                        p.B.data(), p.ldb, p.sb, &beta, p.C.data(), p.ldc, p.sc,
+                                                        p.B.data(), p.ldb, p.sb, &b, p.C.data(), p.ldc, p.sc,
                                                         p.batch);
-    CHECK(st == CUBLAS_STATUS_SUCCESS && p.same(), "batch with a failure: status %d, result %s", st,
-          p.same() ? "right" : "WRONG");
+    if (want_fallback) {
+      CHECK(st == CUBLAS_STATUS_SUCCESS && p.same(), "batch with a failure (status %d, beta %g): status %d, result %s",
+            fail_status, b, st, p.same() ? "right" : "WRONG");
+      CHECK(mock_cublas_native_calls() - native == (emulating ? 3 : 5), "cuBLAS ran %ld matrices",
+            mock_cublas_native_calls() - native);
+    } else {
+      CHECK(st == CUBLAS_STATUS_EXECUTION_FAILED, "a failed launch with beta != 0 returned %d, want EXECUTION_FAILED",
+            st);
+      // (the mock's FP64 mode runs its two matrices through cuBLAS itself: those are not redone ones)
+      CHECK(mock_cublas_native_calls() - native == (emulating ? 0 : 2),
+            "cuBLAS redid matrices on a C ozgemm may have written (%ld cuBLAS runs)", mock_cublas_native_calls() - native);
+    }
     CHECK(c("failed") == failed + 1, "failure not counted");
     CHECK(oz_calls() == done + 2, "ozgemm ran %ld matrices, want 2", oz_calls() - done);
-    CHECK(mock_cublas_native_calls() - native == (emulating ? 3 : 5), "cuBLAS ran %ld matrices",
-          mock_cublas_native_calls() - native);
     unsetenv("MOCK_OZGEMM_FAIL_AFTER");
+    unsetenv("MOCK_OZGEMM_FAIL_STATUS");
     want_gemms += 2;
   }
 

@@ -11,6 +11,7 @@
 //                             the real library does at large shapes on Hopper (scheme AUTO or OZAKI2).
 // Fault injection by environment:
 //   MOCK_OZGEMM_FAIL_AFTER=N  ozgemmDgemm fails (EXECUTION_FAILED) after N successful calls
+//   MOCK_OZGEMM_FAIL_STATUS=S that failure's ozgemmStatus_t instead (e.g. 4: ALLOC_FAILED, before any launch)
 //   MOCK_D2H_FAIL_AT=N        the N-th device-to-host copy fails (1-based)
 //   MOCK_NO_GPU=1             cudaGetDeviceCount reports no device; ozgemmCreate ARCH_MISMATCH
 // A stream equal to (cudaStream_t)0x5ca9 is "being captured".
@@ -129,7 +130,8 @@ ozgemmStatus_t gemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   if (m < 0 || n < 0 || k < 0 || lda < (nota ? m : k) || ldb < (notb ? k : n) || ldc < m)
     return OZGEMM_STATUS_INVALID_VALUE;
   const long fail_after = env_long("MOCK_OZGEMM_FAIL_AFTER", -1);
-  if (fail_after >= 0 && g_calls.load() >= fail_after) return OZGEMM_STATUS_EXECUTION_FAILED;
+  if (fail_after >= 0 && g_calls.load() >= fail_after)
+    return static_cast<ozgemmStatus_t>(env_long("MOCK_OZGEMM_FAIL_STATUS", OZGEMM_STATUS_EXECUTION_FAILED));
   ++g_calls;
   g_last_stream = c->stream;
   c->last = ozgemmCallInfo_t{};
