@@ -167,6 +167,10 @@ double expected_tflops(Scheme scheme, int count, const DeviceDesc& dev) {
   return closest_arch(dev).int8_tops * kEmulationEfficiency / products;
 }
 
+bool ozaki2_preferred(int moduli, int slices, const DeviceDesc& dev) {
+  return expected_tflops(Scheme::Ozaki2, moduli, dev) > expected_tflops(Scheme::Ozaki1, slices, dev);
+}
+
 // Measured on an H200, 2026-11-21, 7 slices (bench/results/2026-11-21-h200-ksplit-accumulators):
 // registers won with one k-block (8192^3: 41.9 vs 34.3 TFLOPS; 4096^3: 43.4 vs 26.7) and the
 // global accumulator's larger tile won with k-blocks (2048 x 2048 x 65536: 39.4 vs 30.7). The

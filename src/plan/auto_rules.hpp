@@ -40,6 +40,10 @@ Variant auto_ozaki2_variant(const GemmShape& shape, const DeviceDesc& dev);
 // slices or Ozaki-II at `count` moduli. Used only to rank two schemes that both meet the accuracy
 // target and both beat native DGEMM.
 double expected_tflops(Scheme scheme, int count, const DeviceDesc& dev);
+// FP64 mode's choice between two candidates that both meet the bound and both beat native DGEMM:
+// Ozaki-II at `moduli` over Ozaki-I at `slices` when it is expected faster (expected_tflops). The
+// planner's decision (src/plan/call_planner.cpp) and the CLI's host path take it from here.
+bool ozaki2_preferred(int moduli, int slices, const DeviceDesc& dev);
 
 // What FusedAccumulator::Auto means for a fully fused plan with `kblocks` k-blocks.
 FusedAccumulator auto_accumulator(KernelFamily family, int64_t kblocks);

@@ -327,8 +327,7 @@ PlanStatus Fp64Decision::run() {
   // Ozaki-I at the fewest slices these data allow, step 3 takes Ozaki-II whenever a count certifies:
   // its bound runs alone first (with the sample), Ozaki-I's only where no count does. Same choice,
   // one reduction less (issue 33: the explicit variant's decision cost 5-13% more).
-  const bool ozaki2_first = oz1_ && oz2_ && expected_tflops(Scheme::Ozaki2, kMaxModuli, dev_) >
-                                                expected_tflops(Scheme::Ozaki1, lower, dev_);
+  const bool ozaki2_first = oz1_ && oz2_ && ozaki2_preferred(kMaxModuli, lower, dev_);
   BoundRequest rq;
   rq.ozaki1 = oz1_ && !ozaki2_first;
   rq.s_from = lower;
@@ -406,8 +405,7 @@ PlanStatus Fp64Decision::run() {
   if (!oz1_ && !oz2_) return both_out();
 
   // 3. The candidate expected fastest.
-  const bool take2 = oz2_ && (!oz1_ || expected_tflops(Scheme::Ozaki2, moduli, dev_) >
-                                           expected_tflops(Scheme::Ozaki1, slices, dev_));
+  const bool take2 = oz2_ && (!oz1_ || ozaki2_preferred(moduli, slices, dev_));
   if (take2)
     set_ozaki2(plan2, out_);
   else

@@ -61,8 +61,7 @@ Fp64Choice choose_fp64_scheme(const Sizes& s, Scheme allowed, int slices, int mo
     c.reason = joined(why1, why2) + " (AUTO rules)";
     return c;
   }
-  const bool take2 =
-      oz2 && (!oz1 || expected_tflops(Scheme::Ozaki2, moduli, dev) > expected_tflops(Scheme::Ozaki1, slices, dev));
+  const bool take2 = oz2 && (!oz1 || ozaki2_preferred(moduli, slices, dev));
   c.path = take2 ? Fp64Path::Ozaki2 : Fp64Path::Ozaki1;
   c.count = take2 ? moduli : slices;
   if (take2 && oz1) c.reason = "expected faster than Ozaki-I at " + std::to_string(slices) + " slices";
