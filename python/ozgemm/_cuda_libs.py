@@ -29,16 +29,14 @@ except ImportError:  # pragma: no cover - source checkout without a build
 
 
 def wheel_cublas_dirs() -> List[str]:
-    """Folders of the nvidia-cublas pip wheel in this environment's ``nvidia`` namespace package."""
+    """Folders of the nvidia-cublas pip wheel (this CUDA major version) in this environment's ``nvidia``
+    namespace package."""
     spec = importlib.util.find_spec("nvidia")
     if spec is None or not spec.submodule_search_locations:
         return []
     dirs = []
     for base in spec.submodule_search_locations:
-        majors = [str(_CUDA_MAJOR)] if _CUDA_MAJOR else ["*"]
-        for m in majors:
-            dirs += sorted(glob.glob(os.path.join(base, f"cu{m}", "lib")))
-        dirs.append(os.path.join(base, "cublas", "lib"))
+        dirs += [os.path.join(base, f"cu{_CUDA_MAJOR}", "lib"), os.path.join(base, "cublas", "lib")]
     return [d for d in dirs if os.path.isdir(d)]
 
 

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "ozgemm/numerics/ozaki2.hpp"
+#include "ozgemm/numerics/ozaki2_complex.hpp"
 
 namespace ozgemm {
 namespace numerics {
@@ -214,14 +216,25 @@ Ozaki2Constants ozaki2_constants_of_moduli(const int* moduli, int n) {
   return c;
 }
 
-const Ozaki2Constants& ozaki2_constants(int n) {
-  if (n < kMinModuli || n > kMaxModuli) throw std::invalid_argument("ozaki2: moduli count out of range");
+namespace {
+// The constants of every count of one moduli table, computed once (thread-safe): one cache per table.
+template <const int* Table>
+const Ozaki2Constants& cached_constants(int n, const char* scheme) {
+  if (n < kMinModuli || n > kMaxModuli) throw std::invalid_argument(std::string(scheme) + ": moduli count out of range");
   static std::array<Ozaki2Constants, kMaxModuli + 1> table;
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int i = kMinModuli; i <= kMaxModuli; ++i) table[size_t(i)] = ozaki2_constants_of_moduli(kModuliTable, i);
+    for (int i = kMinModuli; i <= kMaxModuli; ++i) table[size_t(i)] = ozaki2_constants_of_moduli(Table, i);
   });
   return table[size_t(n)];
+}
+}  // namespace
+
+const Ozaki2Constants& ozaki2_constants(int n) { return cached_constants<kModuliTable>(n, "ozaki2"); }
+
+// The complex scheme's (ozgemm/numerics/ozaki2_complex.hpp): the same computation for kComplexModuliTable.
+const Ozaki2Constants& ozaki2_complex_constants(int n) {
+  return cached_constants<kComplexModuliTable>(n, "ozaki2 complex");
 }
 
 }  // namespace numerics

@@ -88,7 +88,7 @@ static_assert((kComplexModuliTable[0] - 1) / 2 <= 128, "the products' int32 chun
 
 // The complex set's CRT constants and limits (the real structure, Ozaki2Constants, for
 // kComplexModuliTable): n in [kMinModuli, kMaxModuli], computed once (thread-safe, cached;
-// src/core/ozaki2_complex_constants.cpp).
+// src/core/ozaki2_constants.cpp).
 OZGEMM_API const Ozaki2Constants& ozaki2_complex_constants(int n);
 
 // Per-modulus constants of the transform, symmetric representatives: j, inv2 = 2^-1 = (p + 1) / 2 - p,
