@@ -56,11 +56,11 @@ for p in $gpus; do
           for layout in rows inner; do
             run "dtensor-$layout-$scaling-p$p" env CUDA_VISIBLE_DEVICES=$visible LD_PRELOAD="$hook" \
               torchrun --standalone --nproc-per-node "$p" "$here/examples/distributed/dtensor_matmul.py" \
-              --n "$n" --layout $layout --rounds "$rounds" --json "$json" --tag "$scaling"
+              --size "$n" --layout $layout --rounds "$rounds" --json "$json" --tag "$scaling"
           done ;;
         dask)
           run "dask-$scaling-p$p" env CUDA_VISIBLE_DEVICES=$visible LD_PRELOAD="$hook" \
-            python3 "$here/examples/distributed/dask_cupy_matmul.py" --n "$n" --rounds "$rounds" \
+            python3 "$here/examples/distributed/dask_cupy_matmul.py" --size "$n" --rounds "$rounds" \
             --json "$json" --tag "$scaling" ;;
         *) echo "unknown engine $engine" >&2; exit 2 ;;
       esac

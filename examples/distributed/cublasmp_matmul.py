@@ -3,7 +3,7 @@ nvmath-python's nvmath.distributed.linalg.advanced.Matmul) with ozgemm underneat
 "cuBLASMp"). One MPI rank per GPU:
 
   mpirun -n 4 -x LD_PRELOAD=$PWD/build/dropin-dist/libozgemm_hook.so \
-      python3 examples/distributed/cublasmp_matmul.py --n 16384
+      python3 examples/distributed/cublasmp_matmul.py --size 16384
 
 Layout (nvmath-python's Slab distributions, cuBLASMp's column-major view): A (m x k) and B (k x n) are
 split along k, C (m x n) along its columns: each rank multiplies its k-slice and cuBLASMp reduce-scatters
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ozcheck  # noqa: E402
 
 p = argparse.ArgumentParser()
-p.add_argument("--n", type=int, default=8192, help="global size: m = n = k")
+p.add_argument("--size", type=int, default=8192, help="global size: m = n = k")
 p.add_argument("--rounds", type=int, default=5)
 p.add_argument("--samples", type=int, default=8)
 p.add_argument("--seed", type=int, default=1)
@@ -45,9 +45,9 @@ hook = ozcheck.DropIn("hook")
 if rank == 0 and not hook.loaded:
     print("cublasmp_matmul: libozgemm_hook.so is not in LD_PRELOAD: both runs are native", flush=True)
 
-n = args.n
+n = args.size
 if n % world:
-    sys.exit("--n must be a multiple of the number of ranks (%d)" % world)
+    sys.exit("--size must be a multiple of the number of ranks (%d)" % world)
 part = n // world
 rows_split, cols_split = Slab.X, Slab.Y
 # Row-major buffers whose transposes are the column-major operands: a_buf (k x m) split by rows is

@@ -2,7 +2,7 @@
 (dask_cuda.LocalCUDACluster), with ozgemm underneath (docs/distributed.md, "Dask + CuPy"):
 
   export LD_PRELOAD=$PWD/build/dropin-dist/libozgemm_hook.so    # before Python starts: the workers inherit it
-  python3 examples/distributed/dask_cupy_matmul.py --n 16384 --chunk 8192
+  python3 examples/distributed/dask_cupy_matmul.py --size 16384 --chunk 8192
 
 Every chunk product of da.matmul is a CuPy matmul (cublasDgemm / cublasGemmEx in the worker that holds
 the chunks); the partial products along k are summed by Dask. The script first asks every worker
@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ozcheck  # noqa: E402
 
 p = argparse.ArgumentParser()
-p.add_argument("--n", type=int, default=8192, help="global size: A, B and C are n x n float64")
+p.add_argument("--size", type=int, default=8192, help="global size: A, B and C are n x n float64")
 p.add_argument("--chunk", type=int, default=0, help="chunk edge (default: n / number of GPUs)")
 p.add_argument("--workers", type=int, default=0, help="workers (default: one per visible GPU)")
 p.add_argument("--rounds", type=int, default=3)
@@ -98,7 +98,7 @@ def main():
         if ozcheck.DropIn("hook").loaded and not all(pr["hook_mapped"] for pr in probes.values()):
             sys.exit("dask_cupy_matmul: a worker lacks libozgemm_hook.so (export LD_PRELOAD before Python starts)")
 
-        n = args.n
+        n = args.size
         chunk = args.chunk or max(1, n // workers)
         rng = da.random.default_rng(cp.random.default_rng(args.seed))  # CuPy chunks
         A = rng.standard_normal((n, n), chunks=(chunk, chunk), dtype=np.float64).persist()

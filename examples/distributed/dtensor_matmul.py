@@ -2,7 +2,7 @@
 (docs/distributed.md, "PyTorch DTensor"). One process per GPU:
 
   LD_PRELOAD=$PWD/build/dropin-dist/libozgemm_hook.so torchrun --nproc-per-node 4 \
-      examples/distributed/dtensor_matmul.py --n 16384
+      examples/distributed/dtensor_matmul.py --size 16384
 
 Layouts (--layout):
   rows   A Shard(0) @ B Replicate() -> C Shard(0): each rank's local product is (n/P) x n x n, no
@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ozcheck  # noqa: E402
 
 p = argparse.ArgumentParser()
-p.add_argument("--n", type=int, default=8192, help="global size: A, B and C are n x n float64")
+p.add_argument("--size", type=int, default=8192, help="global size: A, B and C are n x n float64")
 p.add_argument("--layout", choices=["rows", "inner"], default="rows")
 p.add_argument("--rounds", type=int, default=5, help="timed rounds (each: one product off, one on)")
 p.add_argument("--samples", type=int, default=8, help="sampled rows (and columns) per rank for the check")
@@ -46,9 +46,9 @@ torch.cuda.set_device(local_rank)
 dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
 rank, world = dist.get_rank(), dist.get_world_size()
 mesh = init_device_mesh("cuda", (world,))
-n = args.n
+n = args.size
 if n % world:
-    sys.exit("--n must be a multiple of the number of ranks (%d)" % world)
+    sys.exit("--size must be a multiple of the number of ranks (%d)" % world)
 part = n // world
 hook = ozcheck.DropIn("hook")
 if rank == 0 and not hook.loaded:

@@ -3,7 +3,7 @@ memory, its local dgemm_ calls offloaded per rank by libozgemm_blas.so (docs/dis
 "ScaLAPACK"). The slow path: every offloaded dgemm_ moves its A, B and C over PCIe. One rank per GPU:
 
   mpirun -n 4 -x LD_PRELOAD=$PWD/build/dropin-dist/libozgemm_blas.so -x OZGEMM_BLAS_LOG=summary \
-      python3 examples/distributed/scalapack_pdgemm.py --n 8192 --nb 1024
+      python3 examples/distributed/scalapack_pdgemm.py --size 8192 --nb 1024
 
 Each rank's offload picks its GPU from OMPI_COMM_WORLD_LOCAL_RANK (docs/dropin.md, "Which GPU"). No
 mpi4py: BLACS starts MPI. A and B are filled from a hash of their global indices, so any rank can
@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ozcheck  # noqa: E402
 
 p = argparse.ArgumentParser()
-p.add_argument("--n", type=int, default=4096, help="global size: A, B, C are n x n")
+p.add_argument("--size", type=int, default=4096, help="global size: A, B, C are n x n")
 p.add_argument("--nb", type=int, default=1024, help="block size of the 2-D block-cyclic distribution")
 p.add_argument("--rounds", type=int, default=3)
 p.add_argument("--samples", type=int, default=6)
@@ -57,7 +57,7 @@ sl.Cblacs_gridinit(ctypes.byref(ctxt), b"Row", pr, pc)
 nprow, npcol, myrow, mycol = ints(0, 0, 0, 0)
 sl.Cblacs_gridinfo(ctxt, ctypes.byref(nprow), ctypes.byref(npcol), ctypes.byref(myrow), ctypes.byref(mycol))
 
-n, nb = args.n, args.nb
+n, nb = args.size, args.nb
 numroc = sl.numroc_
 numroc.restype = ctypes.c_int
 
