@@ -23,11 +23,6 @@ int64_t at_least_one(int64_t x) { return std::max<int64_t>(1, x); }
 // alpha (op(A) op(B)^T + op(B) op(A)^T) + beta C (SYR2K).
 enum class RankK { Syrk, Syr2k, Syrkx };
 
-// Row r of op(X) (X^T when `transposed`), as the first row of a GEMM operand with X's leading dimension.
-const double* op_row(const double* X, int ld, bool transposed, int64_t r) {
-  return transposed ? X + r * int64_t(ld) : X + r;
-}
-
 // Device scratch of `bytes` on the handle's stream (stream-ordered; freed by the destructor).
 class Scratch {
  public:
@@ -142,31 +137,25 @@ ozgemmStatus_t rank_k(ozgemmHandle_t h, RankK kind, cublasFillMode_t uplo, cubla
   Tally tally;
   bool launched = false;
   ozgemmStatus_t st = OZGEMM_STATUS_SUCCESS;
-  // out(rows x cols, ld) = alpha X(r0..) Y(c0..)^T + b out, then for SYR2K + alpha Y(r0..) X(c0..)^T.
-  auto products = [&](const ozgemm::TriangleBlock& blk, const double* b, double* out, int ldo) {
-    const int rows = int(blk.rows), cols = int(blk.cols);
-    for (int p = 0; p < (kind == RankK::Syr2k ? 2 : 1) && st == OZGEMM_STATUS_SUCCESS; ++p) {
-      const double *X = p ? B : A, *Y = p ? A : B;
-      const int ldx = p ? ldb : lda, ldy = p ? lda : ldb;
-      st = ozgemmDgemm(h, ta, tb, rows, cols, k, alpha, op_row(X, ldx, transposed, blk.row0), ldx,
-                       op_row(Y, ldy, transposed, blk.col0), ldy, p ? &one : b, out, ldo);
-      st = after_launch(st, launched);
-      launched = true;
-      if (st == OZGEMM_STATUS_SUCCESS) tally.add(h->last);
-    }
+  auto c_block = [&](const ozgemm::TriangleBlock& blk) { return C + blk.row0 + blk.col0 * int64_t(ldc); };
+  auto gemm = [&](const ozgemm::TriangleBlock& blk, int p, bool into_scratch) {
+    const double *X = p ? B : A, *Y = p ? A : B;
+    const int ldx = p ? ldb : lda, ldy = p ? lda : ldb;
+    st = ozgemmDgemm(h, ta, tb, int(blk.rows), int(blk.cols), k, alpha,
+                     ozgemm::operand_row(X, ldx, transposed, blk.row0), ldx,
+                     ozgemm::operand_row(Y, ldy, transposed, blk.col0), ldy, p ? &one : into_scratch ? &zero : beta,
+                     into_scratch ? T : c_block(blk), into_scratch ? int(blk.rows) : ldc);
+    st = after_launch(st, launched);
+    launched = true;
+    if (st == OZGEMM_STATUS_SUCCESS) tally.add(h->last);
+    return st == OZGEMM_STATUS_SUCCESS;
   };
-  for (const ozgemm::TriangleBlock& blk : ozgemm::triangle_blocks(n, nb, lower)) {
-    double* c_block = C + blk.row0 + blk.col0 * int64_t(ldc);
-    if (!blk.diagonal) {
-      products(blk, beta, c_block, ldc);  // straight into C: entirely inside the triangle
-    } else {
-      products(blk, &zero, T, int(blk.rows));  // the whole square block, then only its triangle into C
-      if (st == OZGEMM_STATUS_SUCCESS)
-        st = after_launch(ozgemm::dispatch::triangle_merge(h->exec(), blk.rows, lower, T, blk.rows, be, c_block, ldc),
-                          launched);
-    }
-    if (st != OZGEMM_STATUS_SUCCESS) return st;
-  }
+  auto merge = [&](const ozgemm::TriangleBlock& blk) {
+    st = after_launch(ozgemm::dispatch::triangle_merge(h->exec(), blk.rows, lower, T, blk.rows, be, c_block(blk), ldc),
+                      launched);
+    return st == OZGEMM_STATUS_SUCCESS;
+  };
+  if (!ozgemm::for_each_triangle_step(n, nb, lower, kind == RankK::Syr2k ? 2 : 1, gemm, merge)) return st;
   tally.report(rank_k_name(kind), &h->last);
   return OZGEMM_STATUS_SUCCESS;
 }

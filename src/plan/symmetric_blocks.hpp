@@ -38,4 +38,29 @@ inline std::vector<TriangleBlock> triangle_blocks(int64_t n, int64_t nb, bool lo
   return blocks;
 }
 
+// Row r of op(X) (X^T when `transposed`; column-major X, leading dimension ld) as the first row of
+// a GEMM operand with X's leading dimension and X's transpose.
+template <class T>
+T* operand_row(T* X, int64_t ld, bool transposed, int64_t r) {
+  return transposed ? X + r * ld : X + r;
+}
+
+// The steps of the blocked rank-k update of C's triangle, in order: per block of
+// triangle_blocks(n, nb, lower), gemm(block, p, into_scratch) for each product p < products (SYR2K:
+// 2, else 1), into_scratch = block.diagonal, then, for a diagonal block, merge(block). The caller's
+// gemm computes, with X_0 = A, Y_0 = B, X_1 = B, Y_1 = A (SYRK: B = A) and its rows row0.. / col0..,
+//   out = alpha op(X_p)(row0.., :) op(Y_p)(col0.., :)^T + b out,  b = beta (p == 0, into C),
+//                                                                    0 (p == 0, into scratch), 1 (p > 0),
+// out being C's block or the rows x rows scratch; merge puts the scratch's triangle into C's block
+// (C_tri = T_tri + beta C_tri). Stops at the first step that returns false; returns whether all ran.
+template <class Gemm, class Merge>
+bool for_each_triangle_step(int64_t n, int64_t nb, bool lower, int products, Gemm gemm, Merge merge) {
+  for (const TriangleBlock& blk : triangle_blocks(n, nb, lower)) {
+    for (int p = 0; p < products; ++p)
+      if (!gemm(blk, p, blk.diagonal)) return false;
+    if (blk.diagonal && !merge(blk)) return false;
+  }
+  return true;
+}
+
 }  // namespace ozgemm
