@@ -2,6 +2,8 @@
 // (symmetric_plan.hpp).
 #include "plan/symmetric_plan.hpp"
 
+#include <algorithm>
+
 #include "plan/auto_rules.hpp"
 
 namespace ozgemm {
@@ -31,22 +33,22 @@ SymmetricChoice symmetric_rank_k_choice(const CallSettings& settings, int64_t n,
     c.reason = "symmetric: variant native";
     return c;
   }
+  // The smallest block whose diagonal GEMM AUTO emulates (larger blocks only add work), else none.
+  int64_t nb = 0;
+  for (int64_t b = kSymmetricBlockStep; nb == 0 && b < n + kSymmetricBlockStep; b += kSymmetricBlockStep)
+    if (auto_emulates(settings, square_shape(std::min(b, n), k), dev)) nb = b;
   if (!settings.fp64_mode) {
     c.emulate = true;
-    c.block = kSymmetricBlockStep;
+    c.block = nb ? nb : kSymmetricBlockStep;
     c.reason = "symmetric: FIXED mode, blocked triangle";
-    return c;
-  }
-  // The smallest block whose diagonal GEMM emulates; larger blocks only add work.
-  const int64_t max_block = int64_t(double(n) * kSymmetricMaxOverhead);
-  for (int64_t nb = kSymmetricBlockStep; nb <= max_block; nb += kSymmetricBlockStep) {
-    if (!auto_emulates(settings, square_shape(nb, k), dev)) continue;
+  } else if (nb > 0 && double(nb) <= double(n) * kSymmetricMaxOverhead) {
     c.emulate = true;
     c.block = nb;
     c.reason = "symmetric: FP64 mode, blocked triangle";
-    return c;
+  } else {
+    c.reason = nb ? "symmetric: native (the blocks AUTO emulates add more than kSymmetricMaxOverhead of work)"
+                  : "symmetric: native (AUTO emulates no block of this k)";
   }
-  c.reason = "symmetric: native (no block that AUTO emulates within kSymmetricMaxOverhead of extra work)";
   return c;
 }
 

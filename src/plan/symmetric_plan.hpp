@@ -19,11 +19,11 @@ struct SymmetricChoice {
 };
 
 // SYRK, SYR2K, SYRKX (C n x n, k the inner size). The blocked triangle (triangle_blocks) computes
-// n (n + nb) k multiply-adds a product against native's n (n + 1) / 2 k x 2 = n^2 k, so nb / n is the
-// extra work. nb: FIXED mode kSymmetricBlockStep (every GEMM emulates); FP64 mode the smallest
-// multiple of kSymmetricBlockStep whose nb x nb x k GEMM AUTO's rules emulate (auto_rules.hpp), and
-// FP64 mode emulates only when that nb exists and nb / n <= kSymmetricMaxOverhead. Variant NATIVE
-// never emulates.
+// n (n + nb) k multiply-adds a product against native's n^2 k (n (n + 1) / 2 entries, k each, x 2
+// flops), so nb / n is the extra work. nb: the smallest multiple of kSymmetricBlockStep whose
+// nb x nb x k GEMM (capped at n) AUTO's rules emulate (auto_rules.hpp). FP64 mode emulates only when
+// that nb exists and nb / n <= kSymmetricMaxOverhead; FIXED mode always (the caller asked for
+// emulation; nb kSymmetricBlockStep where AUTO emulates no block); variant NATIVE never.
 SymmetricChoice symmetric_rank_k_choice(const CallSettings& settings, int64_t n, int64_t k, const DeviceDesc& dev);
 
 // SYMM: the full symmetric A is materialised from its stored triangle and ONE GEMM (`gemm`: m x n
