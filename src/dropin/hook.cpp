@@ -765,17 +765,9 @@ using GemmBatchedEx = Operation<R::TransA, R::TransB, R::M, R::N, R::K, R::Alpha
 // return address `caller`.
 template <typename Op, typename Fn, typename... V>
 cublasStatus_t intercept(Api api, const void* caller, cublasHandle_t h, V... v) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(caller, &from_ozgemm);
-  const Fn fn = r.get<Fn>(api);
-  if (!fn) return missing(kApiNames[int(api)]);
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = api;
-  Op::describe(c, v...);
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  return Op::forward(fn, c, h, v...);
+  return intercept_call<Fn>(
+      api, caller, h, [&](Call& c) { Op::describe(c, v...); },
+      [&](Fn fn, const Call& c) { return Op::forward(fn, c, h, v...); });
 }
 
 }  // namespace

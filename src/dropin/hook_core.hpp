@@ -135,6 +135,24 @@ void forget(cublasHandle_t handle) noexcept;
 // from ozgemm's own code (from_ozgemm of real_for).
 bool passthrough(bool from_ozgemm = false) noexcept;
 
+// One hooked call through entry point `api` (real function type Fn), made from return address
+// `caller`: describe(c) fills the call's description, run() is offered it, and forward(fn, c) runs
+// the real function on what run() left ([c.first, batch)). Every exported entry point ends here.
+template <typename Fn, typename Describe, typename Forward>
+cublasStatus_t intercept_call(Api api, const void* caller, cublasHandle_t h, Describe describe, Forward forward) {
+  bool from_ozgemm = false;
+  const Real& r = real_for(caller, &from_ozgemm);
+  const Fn fn = r.get<Fn>(api);
+  if (!fn) return missing(kApiNames[int(api)]);
+  Call c;
+  c.from_ozgemm = from_ozgemm;
+  c.api = api;
+  describe(c);
+  cublasStatus_t st;
+  if (run(r, h, c, &st)) return st;
+  return forward(fn, c);
+}
+
 }  // namespace hook
 }  // namespace dropin
 }  // namespace ozgemm

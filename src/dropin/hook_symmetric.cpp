@@ -111,24 +111,6 @@ void describe_symm(Call& c, cublasSideMode_t side, cublasFillMode_t uplo, int64_
   c.ldc = ldc;
 }
 
-// One hooked call through entry point `api` (real function type Fn), made from return address
-// `caller`: describe(c) fills the description; forward(fn) runs the real function on the caller's
-// arguments when run() declines (a symmetric call is one matrix: all of it or nothing).
-template <typename Fn, typename Describe, typename Forward>
-cublasStatus_t intercept_symmetric(Api api, const void* caller, cublasHandle_t h, Describe describe, Forward forward) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(caller, &from_ozgemm);
-  const Fn fn = r.get<Fn>(api);
-  if (!fn) return missing(kApiNames[int(api)]);
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = api;
-  describe(c);
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  return forward(fn);
-}
-
 }  // namespace
 }  // namespace hook
 }  // namespace dropin
@@ -137,43 +119,43 @@ cublasStatus_t intercept_symmetric(Api api, const void* caller, cublasHandle_t h
 using namespace ozgemm::dropin::hook;
 
 // The parameters of the rank-k routines (SYRK without B) and of SYMM, as cublas_api.h declares them.
-#define OZ_SYRK_PARAMS(Int)                                                                                       \
-  cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans, Int n, Int k, const double *alpha,             \
+#define OZ_SYRK_PARAMS(Int)                                                                                          \
+  cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans, Int n, Int k, const double *alpha,               \
       const double *A, Int lda, const double *beta, double *C, Int ldc
-#define OZ_RANK2K_PARAMS(Int)                                                                                     \
-  cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans, Int n, Int k, const double *alpha,             \
+#define OZ_RANK2K_PARAMS(Int)                                                                                        \
+  cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans, Int n, Int k, const double *alpha,               \
       const double *A, Int lda, const double *B, Int ldb, const double *beta, double *C, Int ldc
-#define OZ_SYMM_PARAMS(Int)                                                                                       \
-  cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, Int m, Int n, const double *alpha,               \
+#define OZ_SYMM_PARAMS(Int)                                                                                          \
+  cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, Int m, Int n, const double *alpha,                 \
       const double *A, Int lda, const double *B, Int ldb, const double *beta, double *C, Int ldc
 
-#define OZ_SYRK_ENTRY(NAME, API, Int)                                                                            \
-  extern "C" cublasStatus_t NAME(OZ_SYRK_PARAMS(Int)) {                                                          \
-    using Fn = cublasStatus_t (*)(OZ_SYRK_PARAMS(Int));                                                          \
-    return intercept_symmetric<Fn>(                                                                              \
-        Api::API, __builtin_return_address(0), h,                                                                \
-        [&](Call& c) {                                                                                           \
-          describe_rank_k(c, SymmetricRoutine::Syrk, uplo, trans, n, k, alpha, A, lda, A, lda, beta, C, ldc);   \
-        },                                                                                                       \
-        [&](Fn fn) { return fn(h, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); });                           \
+#define OZ_SYRK_ENTRY(NAME, API, Int)                                                                                \
+  extern "C" cublasStatus_t NAME(OZ_SYRK_PARAMS(Int)) {                                                              \
+    using Fn = cublasStatus_t (*)(OZ_SYRK_PARAMS(Int));                                                              \
+    return intercept_call<Fn>(                                                                                       \
+        Api::API, __builtin_return_address(0), h,                                                                    \
+        [&](Call& c) {                                                                                               \
+          describe_rank_k(c, SymmetricRoutine::Syrk, uplo, trans, n, k, alpha, A, lda, A, lda, beta, C, ldc);        \
+        },                                                                                                           \
+        [&](Fn fn, const Call&) { return fn(h, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); });                  \
   }
-#define OZ_RANK2K_ENTRY(NAME, API, ROUTINE, Int)                                                                 \
-  extern "C" cublasStatus_t NAME(OZ_RANK2K_PARAMS(Int)) {                                                        \
-    using Fn = cublasStatus_t (*)(OZ_RANK2K_PARAMS(Int));                                                        \
-    return intercept_symmetric<Fn>(                                                                              \
-        Api::API, __builtin_return_address(0), h,                                                                \
-        [&](Call& c) {                                                                                           \
-          describe_rank_k(c, SymmetricRoutine::ROUTINE, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc); \
-        },                                                                                                       \
-        [&](Fn fn) { return fn(h, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc); });                   \
+#define OZ_RANK2K_ENTRY(NAME, API, ROUTINE, Int)                                                                     \
+  extern "C" cublasStatus_t NAME(OZ_RANK2K_PARAMS(Int)) {                                                            \
+    using Fn = cublasStatus_t (*)(OZ_RANK2K_PARAMS(Int));                                                            \
+    return intercept_call<Fn>(                                                                                       \
+        Api::API, __builtin_return_address(0), h,                                                                    \
+        [&](Call& c) {                                                                                               \
+          describe_rank_k(c, SymmetricRoutine::ROUTINE, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);     \
+        },                                                                                                           \
+        [&](Fn fn, const Call&) { return fn(h, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc); });          \
   }
-#define OZ_SYMM_ENTRY(NAME, API, Int)                                                                            \
-  extern "C" cublasStatus_t NAME(OZ_SYMM_PARAMS(Int)) {                                                          \
-    using Fn = cublasStatus_t (*)(OZ_SYMM_PARAMS(Int));                                                          \
-    return intercept_symmetric<Fn>(                                                                              \
-        Api::API, __builtin_return_address(0), h,                                                                \
-        [&](Call& c) { describe_symm(c, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc); },               \
-        [&](Fn fn) { return fn(h, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc); });                    \
+#define OZ_SYMM_ENTRY(NAME, API, Int)                                                                                \
+  extern "C" cublasStatus_t NAME(OZ_SYMM_PARAMS(Int)) {                                                              \
+    using Fn = cublasStatus_t (*)(OZ_SYMM_PARAMS(Int));                                                              \
+    return intercept_call<Fn>(                                                                                       \
+        Api::API, __builtin_return_address(0), h,                                                                    \
+        [&](Call& c) { describe_symm(c, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc); },                   \
+        [&](Fn fn, const Call&) { return fn(h, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc); });           \
   }
 
 OZ_SYRK_ENTRY(cublasDsyrk_v2, Dsyrk, int)
