@@ -28,7 +28,8 @@ ozgemm_dropin_flags(ozgemm_dropin_common)
 
 foreach(lib hook blas)
   if(lib STREQUAL "hook")
-    set(sources ${OZGEMM_DROPIN_DIR}/hook.cpp ${OZGEMM_DROPIN_DIR}/hook_legacy.cpp)
+    set(sources ${OZGEMM_DROPIN_DIR}/hook.cpp ${OZGEMM_DROPIN_DIR}/hook_legacy.cpp
+                ${OZGEMM_DROPIN_DIR}/hook_symmetric.cpp)
   else()
     set(sources ${OZGEMM_DROPIN_DIR}/blas.cpp ${OZGEMM_DROPIN_DIR}/device_choice.cpp)
   endif()
@@ -260,6 +261,31 @@ if(OZGEMM_BUILD_TESTS)
   endif()
   list(APPEND all_dropin_tests ${hook_mock_tests} dropin_hook_mock_nolib dropin_hook_mock_nogpu
                                dropin_hook_real_libozgemm_nogpu)
+
+  # The symmetric Level-3 entry points (hook_symmetric.cpp) on the mocks: FIXED mode (the mock's blocked
+  # GEMMs emulate) and FP64 mode (they run native cublasDgemm_v2 through the hook, as internal calls).
+  add_executable(dropin_hook_symmetric_mock_client ${mock}/hook_symmetric_mock_client.cpp)
+  set_target_properties(dropin_hook_symmetric_mock_client PROPERTIES CXX_STANDARD 17
+                                                                     RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
+  target_include_directories(dropin_hook_symmetric_mock_client PRIVATE ${PROJECT_SOURCE_DIR}/src ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_options(dropin_hook_symmetric_mock_client PRIVATE -ffp-contract=off)
+  target_link_libraries(dropin_hook_symmetric_mock_client PRIVATE dropin_mock_cublas ${CMAKE_DL_LIBS})
+  add_dependencies(dropin_hook_symmetric_mock_client dropin_mock_ozgemm)
+  foreach(mode fixed fp64)
+    if(mode STREQUAL "fixed")
+      set(accuracy 7)
+      set(line "cublasDsyrk_v2 NT m=7 n=7 k=5 -> ozgemm: mock-fused, Ozaki-I 7 slices")
+    else()
+      set(accuracy fp64)
+      set(line "cublasDsymm_v2_64 NN m=8 n=6 k=6 -> ozgemm: native DGEMM \\(FP64 fallback\\)")
+    endif()
+    add_test(NAME dropin_hook_symmetric_mock_${mode}
+             COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=${mock_lib} OZGEMM_HOOK_MIN_SIZE=0
+                     OZGEMM_HOOK_ACCURACY=${accuracy} OZGEMM_HOOK_LOG=all MOCK_SYMMETRIC_BLOCK=3
+                     bash ${dropin_tests}/expect_lines.sh "${line}" "cublasDsyrk_v2 NT m=7 n=7 k=0 -> cuBLAS \\(empty\\)"
+                     -- $<TARGET_FILE:dropin_hook_symmetric_mock_client>)
+    list(APPEND all_dropin_tests dropin_hook_symmetric_mock_${mode})
+  endforeach()
 
   # numpy from Debian (/usr/bin/python3 + python3-numpy) through the preloaded library.
   add_test(NAME dropin_numpy COMMAND bash ${dropin_tests}/run_numpy.sh ${blas_lib})
