@@ -199,8 +199,10 @@ const double* zeros(const OzApi& oz, size_t elements, cudaStream_t stream) {
     void* p = nullptr;
     if (oz.malloc(&p, elements * sizeof(double)) != cudaSuccess) return nullptr;
     const std::vector<double> host(elements, 0.0);
-    // From pageable memory: returns once the host data is staged, so `host` may go.
-    if (oz.memcpy_async(p, host.data(), elements * sizeof(double), cudaMemcpyHostToDevice, stream) != cudaSuccess) {
+    // Complete before any stream reads it (the buffer serves every stream of the device).
+    if (oz.memcpy_async(p, host.data(), elements * sizeof(double), cudaMemcpyHostToDevice, stream) != cudaSuccess ||
+        oz.stream_synchronize(stream) != cudaSuccess) {
+      oz.get_last_error();
       oz.free(p);
       return nullptr;
     }
