@@ -265,15 +265,8 @@ cublasStatus_t epilogue_pass(const Real& r, cublasLtHandle_t h, cublasLtMatmulDe
 }
 
 }  // namespace
-}  // namespace hook
-}  // namespace dropin
-}  // namespace ozgemm
 
-using namespace ozgemm::dropin;
-using namespace ozgemm::dropin::hook;
-
-#define OZ_CALLER __builtin_return_address(0)
-
+// ---- the exported entry points (C linkage: the names cuBLASLt's callers resolve) --------------------
 extern "C" {
 
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void* alpha, const void* A,
@@ -282,7 +275,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
                               cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace,
                               size_t workspace_bytes, cudaStream_t stream) {
   bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm, Library::CublasLt);
+  const Real& r = real_for(__builtin_return_address(0), &from_ozgemm, Library::CublasLt);
   using Fn = decltype(&cublasLtMatmul);
   const Fn fn = r.get<Fn>(Api::LtMatmul);
   if (!fn) return missing("cublasLtMatmul");
@@ -318,10 +311,14 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
 
 cublasStatus_t cublasLtDestroy(cublasLtHandle_t h) {
   bool from_ozgemm = false;
-  const Real& r = real_for(OZ_CALLER, &from_ozgemm, Library::CublasLt);
+  const Real& r = real_for(__builtin_return_address(0), &from_ozgemm, Library::CublasLt);
   if (!passthrough(from_ozgemm)) forget_lt(h);
   if (!r.lt_destroy) return missing("cublasLtDestroy");
   return r.lt_destroy(h);
 }
 
 }  // extern "C"
+
+}  // namespace hook
+}  // namespace dropin
+}  // namespace ozgemm

@@ -26,8 +26,6 @@ a CUDA graph (command buffers), which the hook declines (graph-capture): --xla-f
 --xla_gpu_enable_command_buffer=, i.e. none) is added to XLA_FLAGS; pass --xla-flags '' to keep
 XLA's default and see the declines.
 """
-import argparse
-import ctypes
 import json
 import os
 import statistics
@@ -36,11 +34,9 @@ import time
 
 import numpy as np
 
-p = argparse.ArgumentParser()
-p.add_argument("--framework", choices=["jax", "torch"], required=True)
-p.add_argument("--lib", required=True, help="path of the preloaded libozgemm_hook.so")
-p.add_argument("--json", help="append one JSON line per case here")
-p.add_argument("--only", help="comma-separated case names")
+import hook_ctl  # (this folder)
+
+p = hook_ctl.arguments(["jax", "torch"])
 p.add_argument("--sizes", default="8192,16384", help="square sizes n (batched cases use n/2)")
 p.add_argument("--reps", type=int, default=3, help="timed runs per side (median), after one warm-up")
 p.add_argument("--samples", type=int, default=64, help="sampled rows and columns of each output")
@@ -49,14 +45,7 @@ p.add_argument("--speed-cases", default="", help="comma-separated case names the
 p.add_argument("--xla-flags", default="--xla_gpu_enable_command_buffer=", help="added to XLA_FLAGS (jax)")
 args = p.parse_args()
 
-if args.lib not in os.environ.get("LD_PRELOAD", "") and os.path.basename(args.lib) not in os.environ.get(
-        "LD_PRELOAD", ""):
-    sys.exit("device_lt.py: run with LD_PRELOAD=%s" % args.lib)
-hook = ctypes.CDLL(args.lib)  # the preloaded copy
-hook.ozgemmHookSetEnabled.restype = ctypes.c_int
-hook.ozgemmHookSetEnabled.argtypes = [ctypes.c_int]
-hook.ozgemmHookStatsJson.restype = ctypes.c_size_t
-hook.ozgemmHookStatsJson.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+hook = hook_ctl.load(args.lib, "device_lt.py")
 
 U = 2.0 ** -53  # unit roundoff of float64
 TINY = 1e-300   # absolute slack (entries whose bound underflows)
@@ -66,9 +55,7 @@ rng = np.random.default_rng(11)
 
 
 def stats():
-    buf = ctypes.create_string_buffer(65536)
-    hook.ozgemmHookStatsJson(buf, len(buf))
-    return json.loads(buf.value.decode())
+    return hook_ctl.stats(hook)
 
 
 def wanted(name):

@@ -193,7 +193,9 @@ for fw in jax torch; do
   if ! "$PY" -c "import $fw" 2>/dev/null; then echo "SKIP: $fw not importable"; note "SKIP  lt_$fw: $fw not installed"; continue; fi
   speed=()
   [ "$fw" = jax ] && speed=(--min-speedup 1.25 --speed-cases "a @ b 16384")
-  timeout 900 env LD_PRELOAD="$HOOK" OZGEMM_HOOK_LOG=summary OZGEMM_HOOK_STATS="$LOG/hook_stats_lt_$fw.json"     "$PY" "$HERE/device_lt.py" --framework "$fw" --lib "$HOOK" --json "$LOG/lt.jsonl"     --sizes "${OZGEMM_DROPIN_LT_SIZES:-8192,16384}" ${speed[@]+"${speed[@]}"} 2>&1 | tee "$LOG/lt_$fw.log"
+  timeout 900 env LD_PRELOAD="$HOOK" OZGEMM_HOOK_LOG=summary OZGEMM_HOOK_STATS="$LOG/hook_stats_lt_$fw.json" \
+    "$PY" "$HERE/device_lt.py" --framework "$fw" --lib "$HOOK" --json "$LOG/lt.jsonl" \
+    --sizes "${OZGEMM_DROPIN_LT_SIZES:-8192,16384}" ${speed[@]+"${speed[@]}"} 2>&1 | tee "$LOG/lt_$fw.log"
   rc=${PIPESTATUS[0]}
   line=$(grep -E "^$fw cases" "$LOG/lt_$fw.log" | tail -n1)
   if [ "$rc" -eq 0 ]; then note "PASS  lt_$fw: ${line:-done}"

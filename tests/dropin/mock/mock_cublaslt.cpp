@@ -135,6 +135,22 @@ cublasStatus_t matmul(const Attributes& md, const void* alpha_p, const void* A, 
   return CUBLAS_STATUS_SUCCESS;
 }
 
+// A descriptor's or layout's attributes (O: cublasLtMatmulDesc_t, cublasLtMatrixLayout_t): set, get,
+// destroy, with cuBLASLt's statuses.
+template <typename O>
+cublasStatus_t set_attribute(O o, int attr, const void* buf, size_t bytes) {
+  return o ? reinterpret_cast<Attributes*>(o)->set(attr, buf, bytes) : CUBLAS_STATUS_NOT_INITIALIZED;
+}
+template <typename O>
+cublasStatus_t get_attribute(O o, int attr, void* buf, size_t bytes, size_t* written) {
+  return o ? reinterpret_cast<const Attributes*>(o)->read(attr, buf, bytes, written) : CUBLAS_STATUS_NOT_INITIALIZED;
+}
+template <typename O>
+cublasStatus_t destroy(O o) {
+  delete reinterpret_cast<Attributes*>(o);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 }  // namespace
 
 #define MOCK_API extern "C" __attribute__((visibility("default")))
@@ -144,16 +160,15 @@ MOCK_API long mock_cublaslt_live_handles(void) { return g_live.load(); }
 
 extern "C" {
 
+// A handle is a live-handle count's token (the mock keeps no per-handle state).
 cublasStatus_t cublasLtCreate(cublasLtHandle_t* h) {
-  *h = reinterpret_cast<cublasLtHandle_t>(new int(0));
-  ++g_live;
+  *h = reinterpret_cast<cublasLtHandle_t>(new int(int(++g_live)));
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasLtDestroy(cublasLtHandle_t h) {
-  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (h) --g_live;
   delete reinterpret_cast<int*>(h);
-  --g_live;
-  return CUBLAS_STATUS_SUCCESS;
+  return h ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
 }
 
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* d, cublasComputeType_t compute, cudaDataType_t scale) {
@@ -186,19 +201,6 @@ cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* d, cublasComputeTy
   *d = reinterpret_cast<cublasLtMatmulDesc_t>(x);
   return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d) {
-  delete reinterpret_cast<Attributes*>(d);
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr,
-                                              const void* buf, size_t bytes) {
-  return d ? reinterpret_cast<Attributes*>(d)->set(attr, buf, bytes) : CUBLAS_STATUS_NOT_INITIALIZED;
-}
-cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, void* buf,
-                                              size_t bytes, size_t* written) {
-  return d ? reinterpret_cast<Attributes*>(d)->read(attr, buf, bytes, written) : CUBLAS_STATUS_NOT_INITIALIZED;
-}
-
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* l, cudaDataType type, uint64_t rows, uint64_t cols,
                                           int64_t ld) {
   auto* x = new Attributes();
@@ -214,18 +216,17 @@ cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* l, cudaDataTyp
   *l = reinterpret_cast<cublasLtMatrixLayout_t>(x);
   return CUBLAS_STATUS_SUCCESS;
 }
-cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l) {
-  delete reinterpret_cast<Attributes*>(l);
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr,
-                                                const void* buf, size_t bytes) {
-  return l ? reinterpret_cast<Attributes*>(l)->set(attr, buf, bytes) : CUBLAS_STATUS_NOT_INITIALIZED;
-}
-cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr,
-                                                void* buf, size_t bytes, size_t* written) {
-  return l ? reinterpret_cast<Attributes*>(l)->read(attr, buf, bytes, written) : CUBLAS_STATUS_NOT_INITIALIZED;
-}
+// Destroy, SetAttribute and GetAttribute of the descriptors (PREFIX: cublasLtMatmulDesc, cublasLtMatrixLayout).
+#define MOCK_ATTRIBUTES(PREFIX, Obj, Attr)                                                                     \
+  cublasStatus_t PREFIX##Destroy(Obj o) { return destroy(o); }                                                \
+  cublasStatus_t PREFIX##SetAttribute(Obj o, Attr a, const void* buf, size_t bytes) {                         \
+    return set_attribute(o, a, buf, bytes);                                                                   \
+  }                                                                                                           \
+  cublasStatus_t PREFIX##GetAttribute(Obj o, Attr a, void* buf, size_t bytes, size_t* written) {              \
+    return get_attribute(o, a, buf, bytes, written);                                                          \
+  }
+MOCK_ATTRIBUTES(cublasLtMatmulDesc, cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t)
+MOCK_ATTRIBUTES(cublasLtMatrixLayout, cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t)
 
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void* alpha, const void* A,
                               cublasLtMatrixLayout_t Adesc, const void* B, cublasLtMatrixLayout_t Bdesc,
