@@ -28,9 +28,10 @@ ozgemm_dropin_flags(ozgemm_dropin_common)
 
 foreach(lib hook blas)
   if(lib STREQUAL "hook")
-    set(sources ${OZGEMM_DROPIN_DIR}/hook.cpp ${OZGEMM_DROPIN_DIR}/hook_legacy.cpp ${OZGEMM_DROPIN_DIR}/hook_lt.cpp)
+    set(sources ${OZGEMM_DROPIN_DIR}/hook.cpp ${OZGEMM_DROPIN_DIR}/hook_legacy.cpp
+                ${OZGEMM_DROPIN_DIR}/hook_symmetric.cpp ${OZGEMM_DROPIN_DIR}/hook_lt.cpp)
   else()
-    set(sources ${OZGEMM_DROPIN_DIR}/blas.cpp)
+    set(sources ${OZGEMM_DROPIN_DIR}/blas.cpp ${OZGEMM_DROPIN_DIR}/device_choice.cpp)
   endif()
   add_library(ozgemm_${lib} SHARED ${sources} $<TARGET_OBJECTS:ozgemm_dropin_common>)
   ozgemm_dropin_flags(ozgemm_${lib})
@@ -68,6 +69,12 @@ if(OZGEMM_BUILD_TESTS)
   set_target_properties(dropin_common_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
   target_link_libraries(dropin_common_test PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
   add_test(NAME dropin_common COMMAND $<TARGET_FILE:dropin_common_test>)
+
+  # The offload's device choice (OZGEMM_DEVICE, the launchers' local-rank variables) on its own.
+  add_executable(dropin_device_choice_test ${dropin_tests}/device_choice_test.cpp ${OZGEMM_DROPIN_DIR}/device_choice.cpp)
+  ozgemm_dropin_flags(dropin_device_choice_test)
+  set_target_properties(dropin_device_choice_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
+  add_test(NAME dropin_device_choice COMMAND $<TARGET_FILE:dropin_device_choice_test>)
 
   # Exported symbols and dependencies of both libraries.
   add_test(NAME dropin_exports COMMAND bash ${dropin_tests}/check_exports.sh ${hook_lib} ${blas_lib})
@@ -255,6 +262,21 @@ if(OZGEMM_BUILD_TESTS)
                      OZGEMM_EXPECT_ALL_OFFLOADED=1 bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} ${tester})
     list(APPEND all_dropin_tests dropin_blas_mock_${tester})
   endforeach()
+  # The offload's device choice through the library: OZGEMM_DEVICE past the mock's one device is said
+  # and every call forwarded (invalid-setting; the tester still passes); a local rank with one visible
+  # device runs on device 0, said under the log setting.
+  add_test(NAME dropin_blas_mock_device_invalid
+           COMMAND ${CMAKE_COMMAND} -E env OZGEMM_LIBRARY=${mock_lib} OZGEMM_BLAS_MIN_SIZE=0 OZGEMM_DEVICE=3
+                   bash ${dropin_tests}/expect_lines.sh
+                   "OZGEMM_DEVICE=3 is not a device of this process \\(device 0 is the only one visible\\); every DGEMM and ZGEMM goes to the system BLAS"
+                   "\"invalid-setting\": [1-9]"
+                   -- bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xblat3d)
+  add_test(NAME dropin_blas_mock_device_rank
+           COMMAND ${CMAKE_COMMAND} -E env OZGEMM_LIBRARY=${mock_lib} OZGEMM_BLAS_MIN_SIZE=0 LOCAL_RANK=3
+                   OZGEMM_EXPECT_OFFLOAD=1 OZGEMM_EXPECT_ALL_OFFLOADED=1 bash ${dropin_tests}/expect_lines.sh
+                   "offloads run on device 0 \\(the only visible device\\)"
+                   -- bash ${dropin_tests}/run_blas_tester.sh ${blas_lib} xblat3d)
+  list(APPEND all_dropin_tests dropin_blas_mock_device_invalid dropin_blas_mock_device_rank)
   if(OZGEMM_SYSTEM_BLAS_LIBRARY)
     foreach(variant mock mock-partial mock-ozaki2 mock-fp64-ozaki2 invalid-setting)
       add_test(NAME dropin_blas_client_${variant}
@@ -266,10 +288,35 @@ if(OZGEMM_BUILD_TESTS)
   list(APPEND all_dropin_tests ${hook_mock_tests} dropin_hook_mock_nolib dropin_hook_mock_nogpu
                                dropin_hook_real_libozgemm_nogpu)
 
+  # The symmetric Level-3 entry points (hook_symmetric.cpp) on the mocks: FIXED mode (the mock's blocked
+  # GEMMs emulate) and FP64 mode (they run native cublasDgemm_v2 through the hook, as internal calls).
+  add_executable(dropin_hook_symmetric_mock_client ${mock}/hook_symmetric_mock_client.cpp)
+  set_target_properties(dropin_hook_symmetric_mock_client PROPERTIES CXX_STANDARD 17
+                                                                     RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
+  target_include_directories(dropin_hook_symmetric_mock_client PRIVATE ${PROJECT_SOURCE_DIR}/src ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_options(dropin_hook_symmetric_mock_client PRIVATE -ffp-contract=off)
+  target_link_libraries(dropin_hook_symmetric_mock_client PRIVATE dropin_mock_cublas ${CMAKE_DL_LIBS})
+  add_dependencies(dropin_hook_symmetric_mock_client dropin_mock_ozgemm)
+  foreach(mode fixed fp64)
+    if(mode STREQUAL "fixed")
+      set(accuracy 7)
+      set(line "cublasDsyrk_v2 NT m=7 n=7 k=5 -> ozgemm: mock-fused, Ozaki-I 7 slices")
+    else()
+      set(accuracy fp64)
+      set(line "cublasDsymm_v2_64 NN m=8 n=6 k=6 -> ozgemm: native DGEMM \\(FP64 fallback\\)")
+    endif()
+    add_test(NAME dropin_hook_symmetric_mock_${mode}
+             COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=${mock_lib} OZGEMM_HOOK_MIN_SIZE=0
+                     OZGEMM_HOOK_ACCURACY=${accuracy} OZGEMM_HOOK_LOG=all MOCK_SYMMETRIC_BLOCK=3
+                     bash ${dropin_tests}/expect_lines.sh "${line}" "cublasDsyrk_v2 NT m=7 n=7 k=0 -> cuBLAS \\(empty\\)"
+                     -- $<TARGET_FILE:dropin_hook_symmetric_mock_client>)
+    list(APPEND all_dropin_tests dropin_hook_symmetric_mock_${mode})
+  endforeach()
+
   # numpy from Debian (/usr/bin/python3 + python3-numpy) through the preloaded library.
   add_test(NAME dropin_numpy COMMAND bash ${dropin_tests}/run_numpy.sh ${blas_lib})
 
-  list(APPEND all_dropin_tests dropin_common dropin_exports dropin_numpy)
+  list(APPEND all_dropin_tests dropin_common dropin_device_choice dropin_exports dropin_numpy)
   foreach(t dropin_cublas_linked dropin_cublas_dlopen)
     foreach(variant default min0 off)
       list(APPEND all_dropin_tests ${t}_${variant})

@@ -186,6 +186,40 @@ OZGEMM_API ozgemmStatus_t ozgemmZgemm(ozgemmHandle_t handle, cublasOperation_t t
                                       const cuDoubleComplex* B, int ldb, const cuDoubleComplex* beta,
                                       cuDoubleComplex* C, int ldc);
 
+/* Symmetric Level-3 routines with exactly cuBLAS's arguments (cublasDsyrk, cublasDsyr2k, cublasDsyrkx,
+ * cublasDsymm; column-major, device matrices, alpha and beta host pointers), BLAS semantics:
+ *   SYRK   C = alpha op(A) op(A)^T + beta C                      op(A) n x k (trans N: A, T or C: A^T)
+ *   SYR2K  C = alpha (op(A) op(B)^T + op(B) op(A)^T) + beta C
+ *   SYRKX  C = alpha op(A) op(B)^T + beta C   (the caller promises the product is symmetric)
+ *   SYMM   C = alpha A B + beta C (side LEFT, A m x m) or alpha B A + beta C (RIGHT, A n x n),
+ *          A symmetric, only its `uplo` triangle read.
+ * The rank-k routines read and write only the `uplo` triangle of the n x n C (the other triangle is
+ * left bit for bit as it was); beta == 0 means C is not read; n == 0, or (alpha == 0 or k == 0) with
+ * beta == 1, returns at once; alpha == 0 or k == 0 otherwise only scales C's triangle by beta.
+ * INVALID_VALUE where cuBLAS reports CUBLAS_STATUS_INVALID_VALUE (uplo, trans, side, sizes,
+ * leading dimensions; null pointers that are read).
+ * How: the handle's settings and the shape decide (src/plan/symmetric_plan.cpp) between native
+ * cuBLAS and ozgemm's GEMM path. The rank-k routines split C's triangle into block rows (lower) or
+ * columns (upper) of nb: the part off the diagonal is one ozgemmDgemm straight into C, the nb x nb
+ * diagonal block an ozgemmDgemm into a scratch buffer whose triangle is merged into C; SYMM builds
+ * the full A in an m x m (n x n) buffer and runs one ozgemmDgemm. Each GEMM decides for itself as
+ * ozgemmDgemm does, so FP64 mode's entrywise contract holds for every entry of C (SYR2K: for each of
+ * its two products, then one addition). The buffers are allocated on the handle's stream
+ * (cudaMallocAsync); where that fails the native routine runs. ozgemmGetLastCallInfo reports the
+ * last emulated GEMM's info with the counts of emulated and native GEMMs in its reason, or native. */
+OZGEMM_API ozgemmStatus_t ozgemmDsyrk(ozgemmHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n,
+                                      int k, const double* alpha, const double* A, int lda, const double* beta,
+                                      double* C, int ldc);
+OZGEMM_API ozgemmStatus_t ozgemmDsyr2k(ozgemmHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n,
+                                       int k, const double* alpha, const double* A, int lda, const double* B, int ldb,
+                                       const double* beta, double* C, int ldc);
+OZGEMM_API ozgemmStatus_t ozgemmDsyrkx(ozgemmHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n,
+                                       int k, const double* alpha, const double* A, int lda, const double* B, int ldb,
+                                       const double* beta, double* C, int ldc);
+OZGEMM_API ozgemmStatus_t ozgemmDsymm(ozgemmHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, int m,
+                                      int n, const double* alpha, const double* A, int lda, const double* B, int ldb,
+                                      const double* beta, double* C, int ldc);
+
 OZGEMM_API const char* ozgemmGetStatusString(ozgemmStatus_t status);
 OZGEMM_API const char* ozgemmGetVariantString(ozgemmVariant_t variant);
 

@@ -270,6 +270,15 @@ cudaError_t launch_oz2c_scale_c(int64_t m, int64_t n, double2 beta, double2* C, 
 // C = beta * C (beta == 0: C = 0 without reading C), the BLAS quick return for k == 0 or alpha == 0.
 cudaError_t launch_scale_c(int64_t m, int64_t n, double beta, double* C, int64_t ldc, cudaStream_t stream);
 
+// The symmetric Level-3 routines (symmetric.cu), n x n column-major matrices:
+// C's `lower` (else upper) triangle, diagonal included, = T + beta C (T nullptr: 0; beta == 0: C is
+// not read); the other triangle is not touched.
+cudaError_t launch_triangle_merge(int64_t n, bool lower, const double* T, int64_t ldt, double beta, double* C,
+                                  int64_t ldc, cudaStream_t stream);
+// F (n x n, all of it) = the symmetric matrix whose `lower` (else upper) triangle A stores.
+cudaError_t launch_symmetric_fill(int64_t n, bool lower, const double* A, int64_t lda, double* F, int64_t ldf,
+                                  cudaStream_t stream);
+
 // Probe: cudaSuccess when this build has device code for the current device.
 cudaError_t check_kernel_image();
 

@@ -70,6 +70,27 @@ ozgemmStatus_t decision_bound(const ExecContext& ctx, const DecisionPlan& plan, 
                               const cuDoubleComplex* A, const cuDoubleComplex* B, void* workspace,
                               const BoundRequest& request, DecisionCounts* counts);
 
+// ---- symmetric Level-3 (src/api/symmetric_api.cpp; kernels/dgemm/symmetric.cu) ------------------------
+// C's lower (else upper) triangle of an n x n C = T + beta C (T nullptr: 0; beta == 0: C not read);
+// the other triangle untouched.
+ozgemmStatus_t triangle_merge(const ExecContext& ctx, int64_t n, bool lower, const double* T, int64_t ldt, double beta,
+                              double* C, int64_t ldc);
+// F (n x n) = the full symmetric matrix whose lower (else upper) triangle A stores.
+ozgemmStatus_t symmetric_fill(const ExecContext& ctx, int64_t n, bool lower, const double* A, int64_t lda, double* F,
+                              int64_t ldf);
+// Native cuBLAS on ctx's handle and stream, cuBLAS's arguments (alpha, beta host pointers).
+ozgemmStatus_t native_syrk(const ExecContext& ctx, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+                           const double* alpha, const double* A, int lda, const double* beta, double* C, int ldc);
+ozgemmStatus_t native_syr2k(const ExecContext& ctx, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+                            const double* alpha, const double* A, int lda, const double* B, int ldb,
+                            const double* beta, double* C, int ldc);
+ozgemmStatus_t native_syrkx(const ExecContext& ctx, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+                            const double* alpha, const double* A, int lda, const double* B, int ldb,
+                            const double* beta, double* C, int ldc);
+ozgemmStatus_t native_symm(const ExecContext& ctx, cublasSideMode_t side, cublasFillMode_t uplo, int m, int n,
+                           const double* alpha, const double* A, int lda, const double* B, int ldb, const double* beta,
+                           double* C, int ldc);
+
 // Fills dev's kernel flags (sm90_kernels, portable_kernels) for the current device; false when
 // this build has no device code that runs on it (OZGEMM_CUDA_ARCHITECTURES).
 bool probe_build(DeviceDesc* dev);

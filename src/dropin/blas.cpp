@@ -4,7 +4,9 @@
 // staging buffers, run by ozgemm (ozgemmDgemm, ozgemmZgemm), and copied back; every other call, and
 // every call when no GPU or libozgemm is usable, goes to the system BLAS (dlopen'ed RTLD_LOCAL, by
 // default the libblas.so.3 the loader finds, i.e. Debian's alternative). Every other BLAS symbol of a
-// program is untouched: when this library is preloaded only these four resolve here.
+// program is untouched: when this library is preloaded only these four resolve here. The offloads of
+// a process run on one GPU, the rank's own under a launcher (OZGEMM_DEVICE, else the local rank
+// modulo the visible devices: device_choice.hpp).
 //
 // Argument checks are reference BLAS's (BLAS/SRC/dgemm.f, zgemm.f): the first failing parameter, in
 // the same order, is reported through xerbla_ (the program's own if it has one, else the system
@@ -28,6 +30,7 @@
 #include <string>
 
 #include "dropin/common.hpp"
+#include "dropin/device_choice.hpp"
 #include "dropin/reference_gemm.hpp"
 
 namespace ozgemm {
@@ -53,7 +56,8 @@ enum { kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112, kConjTran
 
 enum Reason {
   kDisabled,
-  kInvalidSetting,  // OZGEMM_BLAS_ACCURACY / _SCHEME (or the hook's) could not be read: everything forwarded
+  kInvalidSetting,  // OZGEMM_BLAS_ACCURACY / _SCHEME (or the hook's) could not be read, or OZGEMM_DEVICE names
+                    // no visible device: everything forwarded
   kInvalidArgs,     // reported through xerbla_ (dgemm_) or forwarded to the system cblas_dgemm
   kQuickReturn,     // m, n or k == 0, or alpha == 0: the system BLAS scales C by beta
   kBelowMinSize,
@@ -225,7 +229,8 @@ int check_gemm(char ta, char tb, int m, int n, int k, int lda, int ldb, int ldc)
 struct Offload {
   std::mutex mu;  // one offload at a time (the staging buffers and device buffers are shared)
   bool tried = false, usable = false;
-  int device = 0;
+  Reason unusable = kNoGpu;  // why not usable: kNoGpu, or kInvalidSetting (OZGEMM_DEVICE)
+  int device = 0;            // choose_device's choice: the handle, stream and buffers live there
   ozgemmHandle_t oz = nullptr;
   cudaStream_t stream = nullptr;
   void* dev[3] = {nullptr, nullptr, nullptr};  // A, B, C (tight: ld = rows; of the last call's element type)
@@ -248,6 +253,51 @@ bool cuda_ok(const OzApi& oz, cudaError_t e, const char* what) {
   return false;
 }
 
+// Makes `device` current in this thread for its scope and the caller's device current again after
+// (the program's current device is never changed by a BLAS call). ok() is false when it could not.
+class ScopedDevice {
+ public:
+  ScopedDevice(const OzApi& oz, int device) : oz_(oz) {
+    if (oz.get_device(&caller_) != cudaSuccess) {
+      oz.get_last_error();
+      caller_ = -1;
+    }
+    if (caller_ != device) ok_ = switched_ = cuda_ok(oz, oz.set_device(device), "cudaSetDevice");
+  }
+  ~ScopedDevice() {
+    if (switched_ && caller_ >= 0) oz_.set_device(caller_);
+  }
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  const OzApi& oz_;
+  int caller_ = -1;
+  bool ok_ = true, switched_ = false;
+};
+
+// The device of this process's offloads (choose_device on the environment), said once: always when
+// OZGEMM_DEVICE names no device or the GPU is shared with another local rank, else under a log
+// setting. False: no device (o.unusable says why).
+bool pick_device(Offload& o, const OzApi& oz, int visible) {
+  int current = 0;
+  if (oz.get_device(&current) != cudaSuccess) {
+    oz.get_last_error();
+    current = 0;
+  }
+  const DeviceChoice c = choose_device(visible, current, [](const char* name) { return env_str(name); });
+  if (c.device < 0) {
+    say_once(kPrefix, "device", "%s; every DGEMM and ZGEMM goes to the system BLAS", c.reason.c_str());
+    o.unusable = kInvalidSetting;
+    return false;
+  }
+  o.device = c.device;
+  if (c.shared || config().settings.log != LogMode::None)
+    say_once(kPrefix, "device", "offloads run on device %d (%s)", c.device, c.reason.c_str());
+  return true;
+}
+
 bool init(Offload& o, const OzApi& oz) {
   o.tried = true;
   DepthGuard guard;
@@ -257,7 +307,11 @@ bool init(Offload& o, const OzApi& oz) {
     say_once(kPrefix, "nogpu", "no usable GPU; every DGEMM goes to the system BLAS");
     return false;
   }
-  if (oz.get_device(&o.device) != cudaSuccess) return cuda_ok(oz, cudaErrorUnknown, "cudaGetDevice");
+  if (!pick_device(o, oz, count)) return false;
+  // The handle (and so its cuBLAS handles and workspace), the stream and the events belong to the
+  // device current at their creation: o.device.
+  ScopedDevice on_device(oz, o.device);
+  if (!on_device.ok()) return false;
   ozgemmStatus_t s = oz.create(&o.oz);
   if (s != OZGEMM_STATUS_SUCCESS) {
     oz.get_last_error();
@@ -384,41 +438,34 @@ ozgemmStatus_t run_ozgemm(const OzApi& oz, ozgemmHandle_t h, char ta, char tb, i
 }
 
 // Column-major, arguments valid, m, n, k > 0, alpha != 0. Returns the number of leading columns of C
-// that hold the final result: n when done, 0 when C was not touched.
+// that hold the final result: n when done, 0 when C was not touched (*unavailable: why: kNoGpu or
+// kInvalidSetting when the offload cannot run at all, kFailed when this call failed).
 // *info: what ozgemm ran (when *have_info).
 template <typename T>
 int64_t offload(char ta, char tb, int m, int n, int k, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
-                T* C, int ldc, bool* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
+                T* C, int ldc, Reason* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
   const OzApi& oz = oz_api(self_address());
-  *unavailable = false;
+  *unavailable = kFailed;
   if (!oz.ok) {
     say_once(kPrefix, "load", "%s; every DGEMM and ZGEMM goes to the system BLAS", oz.error.c_str());
-    *unavailable = true;
+    *unavailable = kNoGpu;
     return 0;
   }
   if (Kind<T>::element == Element::Complex && !oz.zgemm) {
     say_once(kPrefix, "no-zgemm", "%s lacks ozgemmZgemm; every ZGEMM goes to the system BLAS", oz.path.c_str());
-    *unavailable = true;
+    *unavailable = kNoGpu;
     return 0;
   }
   Offload& o = offload_state();
   std::lock_guard<std::mutex> lock(o.mu);
   if (!o.tried) o.usable = init(o, oz);
   if (!o.usable) {
-    *unavailable = true;
+    *unavailable = o.unusable;
     return 0;
   }
   DepthGuard guard;
-  int prev_device = -1;
-  if (oz.get_device(&prev_device) != cudaSuccess) prev_device = -1;
-  if (prev_device != o.device && !cuda_ok(oz, oz.set_device(o.device), "cudaSetDevice")) return 0;
-  struct Restore {
-    const OzApi& oz;
-    int prev, cur;
-    ~Restore() {
-      if (prev >= 0 && prev != cur) oz.set_device(prev);
-    }
-  } restore{oz, prev_device, o.device};
+  ScopedDevice on_device(oz, o.device);
+  if (!on_device.ok()) return 0;
 
   const Op opa = op_of_char(ta), opb = op_of_char(tb);
   const bool nota = opa == Op::N, notb = opb == Op::N;
@@ -483,10 +530,11 @@ void gemm(int api, char ta, char tb, int m, int n, int k, T alpha, const T* A, i
   if (double(m) * double(n) * double(k) < double(set.min_size)) return decline(kBelowMinSize);
 
   const uint64_t t0 = now_ns();
-  bool unavailable = false, have_info = false;
+  Reason unavailable = kFailed;
+  bool have_info = false;
   ozgemmCallInfo_t info{};
   const int64_t done = offload(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &unavailable, &info, &have_info);
-  if (done == 0) return decline(unavailable ? kNoGpu : kFailed);
+  if (done == 0) return decline(unavailable);
   if (done < n) {
     // The first `done` columns hold the result; the system BLAS computes the rest.
     S.failed.fetch_add(1, std::memory_order_relaxed);

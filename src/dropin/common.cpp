@@ -650,6 +650,10 @@ OzApi load(const void* self) {
   sym(lib, "ozgemmSetAccuracy", &api.set_accuracy, &missing);
   sym(lib, "ozgemmDgemm", &api.dgemm, &missing);
   api.zgemm = reinterpret_cast<decltype(api.zgemm)>(dlsym(lib, "ozgemmZgemm"));  // optional
+  api.dsyrk = reinterpret_cast<decltype(api.dsyrk)>(dlsym(lib, "ozgemmDsyrk"));     // optional, the four
+  api.dsyr2k = reinterpret_cast<decltype(api.dsyr2k)>(dlsym(lib, "ozgemmDsyr2k"));
+  api.dsyrkx = reinterpret_cast<decltype(api.dsyrkx)>(dlsym(lib, "ozgemmDsyrkx"));
+  api.dsymm = reinterpret_cast<decltype(api.dsymm)>(dlsym(lib, "ozgemmDsymm"));
   sym(lib, "ozgemmGetStatusString", &api.status_string, &missing);
   sym(lib, "ozgemmGetVariantString", &api.variant_string, &missing);
   // Optional: older libraries lack it; the log then has no variant/slice details.

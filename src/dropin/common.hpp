@@ -239,6 +239,15 @@ struct OzApi {
   ozgemmStatus_t (*zgemm)(ozgemmHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                           const cuDoubleComplex*, const cuDoubleComplex*, int, const cuDoubleComplex*, int,
                           const cuDoubleComplex*, cuDoubleComplex*, int) = nullptr;
+  // Optional: the symmetric Level-3 routines (a libozgemm without them: those calls are not taken).
+  ozgemmStatus_t (*dsyrk)(ozgemmHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double*, const double*,
+                          int, const double*, double*, int) = nullptr;
+  ozgemmStatus_t (*dsyr2k)(ozgemmHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double*,
+                           const double*, int, const double*, int, const double*, double*, int) = nullptr;
+  ozgemmStatus_t (*dsyrkx)(ozgemmHandle_t, cublasFillMode_t, cublasOperation_t, int, int, const double*,
+                           const double*, int, const double*, int, const double*, double*, int) = nullptr;
+  ozgemmStatus_t (*dsymm)(ozgemmHandle_t, cublasSideMode_t, cublasFillMode_t, int, int, const double*, const double*,
+                          int, const double*, int, const double*, double*, int) = nullptr;
   const char* (*status_string)(ozgemmStatus_t) = nullptr;
   const char* (*variant_string)(ozgemmVariant_t) = nullptr;
   // CUDA runtime (the copy libozgemm links)

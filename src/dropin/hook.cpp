@@ -65,6 +65,14 @@ const char* const kApiNames[] = {"cublasDgemm_v2",
                                  "cublasZgemmBatched",
                                  "cublasZgemmBatched_64",
                                  "cublasDgemm",
+                                 "cublasDsyrk_v2",
+                                 "cublasDsyrk_v2_64",
+                                 "cublasDsyr2k_v2",
+                                 "cublasDsyr2k_v2_64",
+                                 "cublasDsyrkx",
+                                 "cublasDsyrkx_64",
+                                 "cublasDsymm_v2",
+                                 "cublasDsymm_v2_64",
                                  "cublasLtMatmul",
                                  nullptr};
 static_assert(sizeof(kApiNames) / sizeof(kApiNames[0]) == int(Api::Count) + 1 && int(Api::Count) <= kMaxApis,
@@ -383,7 +391,7 @@ bool run_checked(const Real& real, const void* handle, Call& c, cublasStatus_t* 
   if (compute != CUBLAS_COMPUTE_64F) return decline(c, kNotFp64);
   // Arguments: anything cuBLAS would reject, or a quick return, is cuBLAS's to do.
   if (gemm_argument_error(op_of_cublas(c.transa), op_of_cublas(c.transb), c.m, c.n, c.k, c.lda, c.ldb, c.ldc) ||
-      c.batch < 0)
+      c.batch < 0 || !c.sym.valid)
     return decline(c, kInvalidArgs);
   if (!c.alpha || !c.beta) return decline(c, kInvalidArgs);
   if (c.m == 0 || c.n == 0 || c.k == 0 || c.batch == 0) return decline(c, kEmpty);
@@ -443,6 +451,11 @@ bool run_checked(const Real& real, const void* handle, Call& c, cublasStatus_t* 
   const OzApi& oz = oz_api(self_address());
   if (!oz.ok) {
     say_once(kPrefix, "load", "%s; every call goes to cuBLAS", oz.error.c_str());
+    return decline(c, kOzgemmUnavailable);
+  }
+  if (c.sym.routine != SymmetricRoutine::None && !symmetric_available(oz, c)) {
+    say_once(kPrefix, "no-symmetric", "%s lacks %s's routine; those calls go to cuBLAS", oz.path.c_str(),
+             kApiNames[int(c.api)]);
     return decline(c, kOzgemmUnavailable);
   }
   if (elem == Element::Complex && !oz.zgemm) {
@@ -568,7 +581,9 @@ bool run_checked(const Real& real, const void* handle, Call& c, cublasStatus_t* 
           return false;
         }
       }
-      if (elem == Element::Complex)
+      if (c.sym.routine != SymmetricRoutine::None)
+        s = run_symmetric(oz, st->oz, c, alpha.x, beta.x);  // batch 1
+      else if (elem == Element::Complex)
         s = oz.zgemm(st->oz, ta, tb, m, n, k, &alpha, static_cast<const cuDoubleComplex*>(pa[j]), lda,
                      static_cast<const cuDoubleComplex*>(pb[j]), ldb, &beta, static_cast<cuDoubleComplex*>(pc[j]), ldc);
       else
@@ -609,7 +624,8 @@ bool run_checked(const Real& real, const void* handle, Call& c, cublasStatus_t* 
     }
   }
   const uint64_t dt = now_ns() - t0;
-  S.intercepted(elem, gemm_flop(elem, c.m, c.n, c.k) * double(c.batch), dt);
+  S.intercepted(elem, c.sym.routine != SymmetricRoutine::None ? symmetric_flop(c)
+                                                              : gemm_flop(elem, c.m, c.n, c.k) * double(c.batch), dt);
   if (logging) {
     const std::string ran = c.batch == 1 ? describe_run(oz, last_ran, last, elem) : tally.text();
     char o[480];
@@ -840,17 +856,9 @@ using GemmBatchedEx = Operation<R::TransA, R::TransB, R::M, R::N, R::K, R::Alpha
 // return address `caller`.
 template <typename Op, typename Fn, typename... V>
 cublasStatus_t intercept(Api api, const void* caller, cublasHandle_t h, V... v) {
-  bool from_ozgemm = false;
-  const Real& r = real_for(caller, &from_ozgemm);
-  const Fn fn = r.get<Fn>(api);
-  if (!fn) return missing(kApiNames[int(api)]);
-  Call c;
-  c.from_ozgemm = from_ozgemm;
-  c.api = api;
-  Op::describe(c, v...);
-  cublasStatus_t st;
-  if (run(r, h, c, &st)) return st;
-  return Op::forward(fn, c, h, v...);
+  return intercept_call<Fn>(
+      api, caller, h, [&](Call& c) { Op::describe(c, v...); },
+      [&](Fn fn, const Call& c) { return Op::forward(fn, c, h, v...); });
 }
 
 }  // namespace

@@ -9,8 +9,11 @@
 
 #include <cstdint>
 
+#include "ozgemm/ozgemm.h"  // ozgemmHandle_t, ozgemmStatus_t (declarations only)
+
 namespace ozgemm {
 namespace dropin {
+struct OzApi;  // common.hpp
 namespace hook {
 
 // The hook's messages begin "<kPrefix>: ".
@@ -24,7 +27,12 @@ enum class Api {
   Dgemm, Dgemm64, GemmEx, GemmEx64, DgemmStridedBatched, DgemmStridedBatched64, DgemmBatched, DgemmBatched64,
   GemmStridedBatchedEx, GemmStridedBatchedEx64, GemmBatchedEx, GemmBatchedEx64,
   Zgemm, Zgemm64, Zgemm3m, Zgemm3m64, ZgemmStridedBatched, ZgemmStridedBatched64, ZgemmBatched, ZgemmBatched64,
-  LegacyDgemm, LtMatmul, Count
+  LegacyDgemm,
+  // the symmetric Level-3 routines (hook_symmetric.cpp)
+  Dsyrk, Dsyrk64, Dsyr2k, Dsyr2k64, Dsyrkx, Dsyrkx64, Dsymm, Dsymm64,
+  // cuBLASLt (hook_lt.cpp)
+  LtMatmul,
+  Count
 };
 extern const char* const kApiNames[];
 
@@ -78,6 +86,20 @@ const Real& real_for(const void* caller, bool* from_ozgemm, Library lib = Librar
 
 // Reports (once per name) that the real function is missing; the status the hook then returns.
 cublasStatus_t missing(const char* name);
+
+// ---- the symmetric Level-3 routines (hook_symmetric.cpp) -------------------------------------------------
+// A SYRK, SYR2K, SYRKX or SYMM call is described as the GEMM of the same operands (Call's m, n, k,
+// transposes, leading dimensions and A, B, C: gemm_argument_error then checks its sizes, the
+// min-size rule and the counters read it) plus what the GEMM lacks:
+//   SYRK/SYR2K/SYRKX (uplo, trans, n, k): transa = trans, transb = the other op, m = n; SYRK: B = A;
+//   SYMM (side, uplo, m, n): transa = transb = N, k = m (LEFT: A = the symmetric A, B = B) or k = n
+//   (RIGHT: C = B A, so the Call's A is the caller's B and its B the symmetric A).
+enum class SymmetricRoutine { None, Syrk, Syr2k, Syrkx, Symm };
+struct SymmetricCall {
+  SymmetricRoutine routine = SymmetricRoutine::None;
+  int uplo = 0, side = 0;  // cublasFillMode_t, cublasSideMode_t values
+  bool valid = true;       // false: an argument cuBLAS rejects that the GEMM description cannot show (uplo, side)
+};
 
 // ---- one call -----------------------------------------------------------------------------------------
 // What a call runs under besides its arguments: from the cuBLAS handle (queried by run()) or, for
@@ -144,7 +166,15 @@ struct Call {
   bool whole_call = false;
   // Out: the first batch member that ozgemm did not run (the caller forwards [first, batch)).
   int64_t first = 0;
+  // A symmetric Level-3 call (routine None: a GEMM).
+  SymmetricCall sym;
 };
+
+// The symmetric routines through libozgemm (hook_symmetric.cpp): whether `oz` has c.sym's routine;
+// runs it (host alpha and beta) on ozgemm handle h; its real flops (the routine's nominal count).
+bool symmetric_available(const OzApi& oz, const Call& c);
+ozgemmStatus_t run_symmetric(const OzApi& oz, ozgemmHandle_t h, const Call& c, double alpha, double beta);
+double symmetric_flop(const Call& c);
 
 // Runs the call through ozgemm when every check passes. Returns true when the whole call was done
 // (status in *status); false when the caller must run the real function on the batch members
@@ -161,6 +191,24 @@ void forget_lt(cublasLtHandle_t handle) noexcept;
 // True while this thread is inside the hook (libozgemm's own cuBLAS calls) or when the call comes
 // from ozgemm's own code (from_ozgemm of real_for).
 bool passthrough(bool from_ozgemm = false) noexcept;
+
+// One hooked call through entry point `api` (real function type Fn), made from return address
+// `caller`: describe(c) fills the call's description, run() is offered it, and forward(fn, c) runs
+// the real function on what run() left ([c.first, batch)). Every exported entry point ends here.
+template <typename Fn, typename Describe, typename Forward>
+cublasStatus_t intercept_call(Api api, const void* caller, cublasHandle_t h, Describe describe, Forward forward) {
+  bool from_ozgemm = false;
+  const Real& r = real_for(caller, &from_ozgemm);
+  const Fn fn = r.get<Fn>(api);
+  if (!fn) return missing(kApiNames[int(api)]);
+  Call c;
+  c.from_ozgemm = from_ozgemm;
+  c.api = api;
+  describe(c);
+  cublasStatus_t st;
+  if (run(r, h, c, &st)) return st;
+  return forward(fn, c);
+}
 
 }  // namespace hook
 }  // namespace dropin

@@ -26,7 +26,10 @@ check "$hook" cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmEx cublasGemmEx_64 cubl
   cublasGemmStridedBatchedEx_64 cublasGemmBatchedEx cublasGemmBatchedEx_64 cublasZgemm_v2 cublasZgemm_v2_64 \
   cublasZgemm3m cublasZgemm3m_64 cublasZgemmStridedBatched cublasZgemmStridedBatched_64 cublasZgemmBatched \
   cublasZgemmBatched_64 cublasDestroy_v2 cublasDgemm \
-  cublasInit cublasShutdown cublasSetKernelStream cublasLtMatmul cublasLtDestroy ozgemmHookCounter ozgemmHookStatsJson ozgemmHookResetStats \
+  cublasDsyrk_v2 cublasDsyrk_v2_64 cublasDsyr2k_v2 cublasDsyr2k_v2_64 cublasDsyrkx cublasDsyrkx_64 cublasDsymm_v2 \
+  cublasDsymm_v2_64 \
+  cublasInit cublasShutdown cublasSetKernelStream cublasLtMatmul cublasLtDestroy ozgemmHookCounter ozgemmHookStatsJson \
+  ozgemmHookResetStats \
   ozgemmHookSetEnabled
 check "$blas" dgemm_ cblas_dgemm zgemm_ cblas_zgemm ozgemmBlasCounter ozgemmBlasStatsJson ozgemmBlasResetStats ozgemmBlasSetEnabled
 # Every symbol the hook exports must exist in the real cuBLAS or cuBLASLt under the same name (a typo

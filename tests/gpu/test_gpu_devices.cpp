@@ -1,13 +1,17 @@
 // GPU tests of handles and devices: a handle runs on the device that was current at ozgemmCreate
 // whatever device is current at the call (its cuBLAS handles, workspace and kernels live there), and
 // the caller's device is current again afterwards; one handle per device, used from one thread per
-// device at once. Integer inputs make every result exact, so each is checked entry by entry against
-// the host product. With fewer than two GPUs only the first test runs (the others skip, saying so).
+// device at once; one handle per device shared by several threads (a handle is used by one thread at a
+// time: each call under the device's lock), each thread's current device another GPU than the handle's.
+// Integer inputs make every result exact, so each is checked entry by entry against the host product.
+// With fewer than two GPUs only the first test runs (the others skip, saying so).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -45,8 +49,10 @@ struct IntegerProblem {
 
 // Runs `calls` products of `p` through handle `h` on buffers of `device` (made current only for the
 // allocations and copies), while `current` is the current device at each ozgemmDgemm; returns how
-// many entries differed from the host product in the last result.
-void run_on(ozgemmHandle_t h, int device, int current, const IntegerProblem& p, int calls, int64_t* wrong) {
+// many entries differed from the host product in the last result. `lock` (optional) is held around
+// each ozgemmDgemm: the handle's other users take it too.
+void run_on(ozgemmHandle_t h, int device, int current, const IntegerProblem& p, int calls, int64_t* wrong,
+            std::mutex* lock = nullptr) {
   const size_t bytes = sizeof(double) * p.A.size();
   double *A = nullptr, *B = nullptr, *C = nullptr;
   CUDA_OK(cudaSetDevice(device));
@@ -59,8 +65,11 @@ void run_on(ozgemmHandle_t h, int device, int current, const IntegerProblem& p, 
   CUDA_OK(cudaSetDevice(current));
   const double one = 1.0, zero = 0.0;
   for (int i = 0; i < calls; ++i) {
+    std::unique_lock<std::mutex> held;
+    if (lock) held = std::unique_lock<std::mutex>(*lock);
     ASSERT_EQ(ozgemmDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, p.n, p.n, p.n, &one, A, p.n, B, p.n, &zero, C, p.n),
               OZGEMM_STATUS_SUCCESS);
+    held = {};
     int now = -1;
     CUDA_OK(cudaGetDevice(&now));
     ASSERT_EQ(now, current) << "the caller's device is current again after the call";
@@ -139,4 +148,34 @@ TEST(GpuDevices, OneHandlePerDeviceFromOneThreadEach) {
     });
   for (auto& t : threads) t.join();
   for (int d = 0; d < n; ++d) EXPECT_EQ(wrong[d], 0) << "device " << d;
+}
+
+TEST(GpuDevices, OneHandlePerDeviceSharedByThreadsWithAnotherDeviceCurrent) {
+  OZTEST_REQUIRE_GPU();
+  const int n = device_count();
+  if (n < 2) GTEST_SKIP() << "needs two GPUs (" << n << " here)";
+  auto rng = oztest::test_rng();
+  const IntegerProblem p(288, rng);
+  std::vector<ozgemmHandle_t> handles(n, nullptr);
+  for (int d = 0; d < n; ++d) {
+    handles[d] = handle_on(d);
+    ASSERT_NE(handles[d], nullptr) << "device " << d;
+  }
+  CUDA_OK(cudaSetDevice(0));
+  std::vector<std::unique_ptr<std::mutex>> locks;
+  for (int d = 0; d < n; ++d) locks.push_back(std::make_unique<std::mutex>());
+  // Three threads per device; thread t uses device t % n's handle and buffers while device
+  // (t + 1) % n is its current device, so every call runs while another GPU is current and two
+  // devices' handles run at once.
+  const int threads_per_device = 3, count = threads_per_device * n;
+  std::vector<int64_t> wrong(count, -1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < count; ++t)
+    threads.emplace_back([&, t] {
+      const int d = t % n;
+      run_on(handles[d], d, (d + 1) % n, p, 4, &wrong[t], locks[d].get());
+    });
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < count; ++t) EXPECT_EQ(wrong[t], 0) << "thread " << t << " on device " << t % n;
+  for (int d = 0; d < n; ++d) EXPECT_EQ(ozgemmDestroy(handles[d]), OZGEMM_STATUS_SUCCESS);
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "dropin/reference_gemm.hpp"
+#include "dropin/reference_symmetric.hpp"
 
 namespace {
 struct Handle {
@@ -213,3 +214,57 @@ void cublasDgemm(char ta, char tb, int m, int n, int k, double alpha, const doub
                         &beta, C, ldc);
 }
 }  // extern "C"
+
+// The symmetric Level-3 routines (src/dropin/reference_symmetric.hpp), with cuBLAS's argument checks.
+namespace {
+bool valid_fill(cublasFillMode_t u) { return u == CUBLAS_FILL_MODE_LOWER || u == CUBLAS_FILL_MODE_UPPER; }
+int64_t at_least_one(int64_t x) { return x > 1 ? x : 1; }
+cublasStatus_t rank_k(cublasHandle_t h, int products, cublasFillMode_t uplo, cublasOperation_t trans, int64_t n,
+                      int64_t k, const double* alpha, const double* A, int64_t lda, const double* B, int64_t ldb,
+                      const double* beta, double* C, int64_t ldc) {
+  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  const int64_t rows = trans == CUBLAS_OP_N ? n : k;
+  if (!valid_fill(uplo) || !valid_op(trans) || n < 0 || k < 0 || lda < at_least_one(rows) ||
+      ldb < at_least_one(rows) || ldc < at_least_one(n))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  ++g_native;
+  ozgemm::dropin::reference_rank_k(products, uplo == CUBLAS_FILL_MODE_LOWER, trans != CUBLAS_OP_N, n, k, *alpha, A,
+                                   lda, B, ldb, *beta, C, ldc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t symm(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, int64_t m, int64_t n,
+                    const double* alpha, const double* A, int64_t lda, const double* B, int64_t ldb,
+                    const double* beta, double* C, int64_t ldc) {
+  if (!h) return CUBLAS_STATUS_NOT_INITIALIZED;
+  const bool left = side == CUBLAS_SIDE_LEFT;
+  if ((!left && side != CUBLAS_SIDE_RIGHT) || !valid_fill(uplo) || m < 0 || n < 0 ||
+      lda < at_least_one(left ? m : n) || ldb < at_least_one(m) || ldc < at_least_one(m))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  ++g_native;
+  ozgemm::dropin::reference_symm(left, uplo == CUBLAS_FILL_MODE_LOWER, m, n, *alpha, A, lda, B, ldb, *beta, C, ldc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+}  // namespace
+
+#define MOCK_SYRK(NAME, Int)                                                                                    \
+  extern "C" cublasStatus_t NAME(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans, Int n, Int k, \
+                                 const double* alpha, const double* A, Int lda, const double* beta, double* C,  \
+                                 Int ldc) {                                                                    \
+    return rank_k(h, 1, uplo, trans, n, k, alpha, A, lda, A, lda, beta, C, ldc);                               \
+  }
+#define MOCK_RANK2K(NAME, PRODUCTS, Int)                                                                        \
+  extern "C" cublasStatus_t NAME(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans, Int n, Int k, \
+                                 const double* alpha, const double* A, Int lda, const double* B, Int ldb,       \
+                                 const double* beta, double* C, Int ldc) {                                     \
+    return rank_k(h, PRODUCTS, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                        \
+  }
+#define MOCK_SYMM(NAME, Int)                                                                                    \
+  extern "C" cublasStatus_t NAME(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, Int m, Int n,   \
+                                 const double* alpha, const double* A, Int lda, const double* B, Int ldb,       \
+                                 const double* beta, double* C, Int ldc) {                                     \
+    return symm(h, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);                                     \
+  }
+MOCK_BOTH(MOCK_SYRK, cublasDsyrk_v2, )
+MOCK_BOTH(MOCK_RANK2K, cublasDsyr2k_v2, 2, )
+MOCK_BOTH(MOCK_RANK2K, cublasDsyrkx, 1, )
+MOCK_BOTH(MOCK_SYMM, cublasDsymm_v2, )

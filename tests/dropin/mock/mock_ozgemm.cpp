@@ -9,6 +9,10 @@
 // does, so that call goes through the preloaded hook (the re-entrancy test), unless
 //   MOCK_FP64_OZAKI2=N        FP64 mode "chooses" Ozaki-II with N moduli (slices 0) for real data, as
 //                             the real library does at large shapes on Hopper (scheme AUTO or OZAKI2).
+// ozgemmDsyrk, Dsyr2k, Dsyrkx and Dsymm take the real library's steps on the host: the rank-k ones the
+// blocked triangle (plan/symmetric_blocks.hpp, nb = MOCK_SYMMETRIC_BLOCK, default 3) with each block a
+// mock ozgemmDgemm and the scratch's triangle merged (reference_triangle_merge); SYMM the full A
+// (reference_symmetric_fill) and one mock ozgemmDgemm. Their call info is the last GEMM's.
 // Fault injection by environment:
 //   MOCK_OZGEMM_FAIL_AFTER=N  ozgemmDgemm fails (EXECUTION_FAILED) after N successful calls
 //   MOCK_OZGEMM_FAIL_STATUS=S that failure's ozgemmStatus_t instead (e.g. 4: ALLOC_FAILED, before any launch)
@@ -23,8 +27,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "dropin/reference_gemm.hpp"
+#include "dropin/reference_symmetric.hpp"
+#include "plan/symmetric_blocks.hpp"
 #include "ozgemm/ozgemm.h"
 
 namespace {
@@ -176,6 +183,65 @@ API ozgemmStatus_t ozgemmZgemm(ozgemmHandle_t h, cublasOperation_t ta, cublasOpe
                                int ldc) {
   return gemm(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+namespace {
+ozgemmStatus_t rank_k(ozgemmHandle_t h, int products, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+                      const double* alpha, const double* A, int lda, const double* B, int ldb, const double* beta,
+                      double* C, int ldc) {
+  if (!h) return OZGEMM_STATUS_NOT_INITIALIZED;
+  const bool lower = uplo == CUBLAS_FILL_MODE_LOWER, transposed = trans != CUBLAS_OP_N;
+  if (n == 0 || ((*alpha == 0.0 || k == 0) && *beta == 1.0)) return OZGEMM_STATUS_SUCCESS;
+  if (*alpha == 0.0 || k == 0) {
+    ozgemm::dropin::reference_triangle_merge(n, lower, nullptr, 0, *beta, C, ldc);
+    return OZGEMM_STATUS_SUCCESS;
+  }
+  const int64_t nb = env_long("MOCK_SYMMETRIC_BLOCK", 3);
+  std::vector<double> T(size_t(nb * nb));
+  const cublasOperation_t ta = transposed ? CUBLAS_OP_T : CUBLAS_OP_N, tb = transposed ? CUBLAS_OP_N : CUBLAS_OP_T;
+  const double zero = 0.0, one = 1.0;
+  ozgemmStatus_t st = OZGEMM_STATUS_SUCCESS;
+  auto c_block = [&](const ozgemm::TriangleBlock& blk) { return C + blk.row0 + blk.col0 * int64_t(ldc); };
+  auto block_gemm = [&](const ozgemm::TriangleBlock& blk, int p, bool into_scratch) {
+    const double *X = p ? B : A, *Y = p ? A : B;
+    const int ldx = p ? ldb : lda, ldy = p ? lda : ldb;
+    st = gemm(h, ta, tb, int(blk.rows), int(blk.cols), k, alpha, ozgemm::operand_row(X, ldx, transposed, blk.row0),
+              ldx, ozgemm::operand_row(Y, ldy, transposed, blk.col0), ldy, p ? &one : into_scratch ? &zero : beta,
+              into_scratch ? T.data() : c_block(blk), into_scratch ? int(blk.rows) : ldc);
+    return st == OZGEMM_STATUS_SUCCESS;
+  };
+  auto merge = [&](const ozgemm::TriangleBlock& blk) {
+    ozgemm::dropin::reference_triangle_merge(blk.rows, lower, T.data(), blk.rows, *beta, c_block(blk), ldc);
+    return true;
+  };
+  ozgemm::for_each_triangle_step(n, nb, lower, products, block_gemm, merge);
+  return st;
+}
+}  // namespace
+
+API ozgemmStatus_t ozgemmDsyrk(ozgemmHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+                               const double* alpha, const double* A, int lda, const double* beta, double* C, int ldc) {
+  return rank_k(h, 1, uplo, trans, n, k, alpha, A, lda, A, lda, beta, C, ldc);
+}
+API ozgemmStatus_t ozgemmDsyr2k(ozgemmHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+                                const double* alpha, const double* A, int lda, const double* B, int ldb,
+                                const double* beta, double* C, int ldc) {
+  return rank_k(h, 2, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+API ozgemmStatus_t ozgemmDsyrkx(ozgemmHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+                                const double* alpha, const double* A, int lda, const double* B, int ldb,
+                                const double* beta, double* C, int ldc) {
+  return rank_k(h, 1, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+API ozgemmStatus_t ozgemmDsymm(ozgemmHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, int m, int n,
+                               const double* alpha, const double* A, int lda, const double* B, int ldb,
+                               const double* beta, double* C, int ldc) {
+  const bool left = side == CUBLAS_SIDE_LEFT;
+  const int ka = left ? m : n;
+  std::vector<double> full(size_t(ka) * size_t(ka));
+  ozgemm::dropin::reference_symmetric_fill(ka, uplo == CUBLAS_FILL_MODE_LOWER, A, lda, full.data(), ka);
+  return left ? gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, m, alpha, full.data(), ka, B, ldb, beta, C, ldc)
+              : gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, n, alpha, B, ldb, full.data(), ka, beta, C, ldc);
+}
+
 API const char* ozgemmGetStatusString(ozgemmStatus_t s) {
   return s == OZGEMM_STATUS_EXECUTION_FAILED ? "MOCK_EXECUTION_FAILED" : "MOCK_STATUS";
 }
