@@ -194,7 +194,8 @@ bool passthrough(bool from_ozgemm = false) noexcept;
 
 // One hooked call through entry point `api` (real function type Fn), made from return address
 // `caller`: describe(c) fills the call's description, run() is offered it, and forward(fn, c) runs
-// the real function on what run() left ([c.first, batch)). Every exported entry point ends here.
+// the real function on what run() left ([c.first, batch)). Every exported cuBLAS entry point ends
+// here (cublasLtMatmul, with its epilogue pass, is hook_lt.cpp's).
 template <typename Fn, typename Describe, typename Forward>
 cublasStatus_t intercept_call(Api api, const void* caller, cublasHandle_t h, Describe describe, Forward forward) {
   bool from_ozgemm = false;
