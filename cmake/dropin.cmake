@@ -29,7 +29,7 @@ ozgemm_dropin_flags(ozgemm_dropin_common)
 foreach(lib hook blas)
   if(lib STREQUAL "hook")
     set(sources ${OZGEMM_DROPIN_DIR}/hook.cpp ${OZGEMM_DROPIN_DIR}/hook_legacy.cpp
-                ${OZGEMM_DROPIN_DIR}/hook_symmetric.cpp)
+                ${OZGEMM_DROPIN_DIR}/hook_symmetric.cpp ${OZGEMM_DROPIN_DIR}/hook_lt.cpp)
   else()
     set(sources ${OZGEMM_DROPIN_DIR}/blas.cpp ${OZGEMM_DROPIN_DIR}/device_choice.cpp)
   endif()
@@ -156,6 +156,32 @@ if(OZGEMM_BUILD_TESTS)
   target_link_libraries(dropin_hook_mock_client PRIVATE dropin_mock_cublas ${CMAKE_DL_LIBS} Threads::Threads)
   add_dependencies(dropin_hook_mock_client dropin_mock_ozgemm)
   set(mock_lib $<TARGET_FILE:dropin_mock_ozgemm>)
+  # cublasLtMatmul: a mock libcublasLt.so.13 (descriptors, a host reference matmul with the forward
+  # epilogues) and a client comparing every case with the hook on and off (hook_lt_client.cpp), in
+  # FIXED mode (the mock emulates) and FP64 mode (the mock runs native through cuBLAS).
+  add_library(dropin_mock_cublaslt SHARED ${mock}/mock_cublaslt.cpp)
+  set_target_properties(dropin_mock_cublaslt PROPERTIES OUTPUT_NAME cublasLt VERSION 13 SOVERSION 13 CXX_STANDARD 17
+                                                        LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin/mock)
+  target_include_directories(dropin_mock_cublaslt PRIVATE ${PROJECT_SOURCE_DIR}/src ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_options(dropin_mock_cublaslt PRIVATE -ffp-contract=off)
+  add_executable(dropin_hook_lt_client ${mock}/hook_lt_client.cpp)
+  set_target_properties(dropin_hook_lt_client PROPERTIES CXX_STANDARD 17
+                                                         RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
+  target_include_directories(dropin_hook_lt_client PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(dropin_hook_lt_client PRIVATE dropin_mock_cublaslt ${CMAKE_DL_LIBS})
+  add_dependencies(dropin_hook_lt_client dropin_mock_ozgemm)
+  foreach(accuracy 7 fp64)
+    add_test(NAME dropin_hook_lt_mock_${accuracy}
+             COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=$<TARGET_FILE:dropin_mock_ozgemm>
+                     OZGEMM_HOOK_MIN_SIZE=0 OZGEMM_HOOK_MAX_BATCH=8 OZGEMM_HOOK_ACCURACY=${accuracy} OZGEMM_HOOK_LOG=all
+                     bash ${dropin_tests}/expect_lines.sh
+                     "cublasLtMatmul NN m=13 n=11 k=9 -> ozgemm: "
+                     "cublasLtMatmul NN m=13 n=11 k=9 -> cuBLAS \\(layout-not-supported\\)"
+                     "cublasLtMatmul NT m=13 n=11 k=9 batch=2 -> ozgemm: 2 "
+                     "summary: calls by entry point: cublasLtMatmul=[0-9]+"
+                     -- $<TARGET_FILE:dropin_hook_lt_client>)
+    list(APPEND all_dropin_tests dropin_hook_lt_mock_${accuracy})
+  endforeach()
   # What ozgemm ran, counted by scheme and count (HOOK_MOCK_EXPECT for the real matrices,
   # HOOK_MOCK_EXPECT_COMPLEX for the complex ones, in hook_mock_client.cpp); the settings reach the
   # mock through the C API. Complex data runs Ozaki-II in FIXED mode (16 moduli unless a moduli count

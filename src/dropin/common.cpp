@@ -682,6 +682,7 @@ OzApi load(const void* self) {
   sym(lib, "cudaGetDeviceCount", &api.get_device_count, &missing);
   sym(lib, "cudaStreamIsCapturing", &api.stream_is_capturing, &missing);
   sym(lib, "cudaMemcpyAsync", &api.memcpy_async, &missing);
+  sym(lib, "cudaMemcpy2DAsync", &api.memcpy2d_async, &missing);
   sym(lib, "cudaStreamSynchronize", &api.stream_synchronize, &missing);
   sym(lib, "cudaStreamCreateWithFlags", &api.stream_create, &missing);
   sym(lib, "cudaMalloc", &api.malloc, &missing);

@@ -256,6 +256,8 @@ struct OzApi {
   cudaError_t (*get_device_count)(int*) = nullptr;
   cudaError_t (*stream_is_capturing)(cudaStream_t, cudaStreamCaptureStatus*) = nullptr;
   cudaError_t (*memcpy_async)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t) = nullptr;
+  cudaError_t (*memcpy2d_async)(void*, size_t, const void*, size_t, size_t, size_t, cudaMemcpyKind,
+                                cudaStream_t) = nullptr;
   cudaError_t (*stream_synchronize)(cudaStream_t) = nullptr;
   cudaError_t (*stream_create)(cudaStream_t*, unsigned int) = nullptr;
   cudaError_t (*malloc)(void**, size_t) = nullptr;

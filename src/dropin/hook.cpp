@@ -2,7 +2,7 @@
 // cuBLAS, real and complex (cublasDgemm_v2, cublasZgemm_v2, cublasZgemm3m, cublasGemmEx for FP64 and
 // complex FP64, the batched and _64 forms) through ozgemm (ozgemmDgemm, ozgemmZgemm) and forwards
 // everything else, and every call it declines, to the real cuBLAS. docs/dropin.md has the
-// rules; hook_legacy.cpp has the legacy (cublas.h) entry points.
+// rules; hook_legacy.cpp has the legacy (cublas.h) entry points, hook_lt.cpp cublasLtMatmul.
 //
 // Design points:
 //  * no DT_NEEDED on CUDA: libozgemm (and through it cudart) is dlopen'ed at the first call the hook
@@ -73,13 +73,12 @@ const char* const kApiNames[] = {"cublasDgemm_v2",
                                  "cublasDsyrkx_64",
                                  "cublasDsymm_v2",
                                  "cublasDsymm_v2_64",
+                                 "cublasLtMatmul",
                                  nullptr};
 static_assert(sizeof(kApiNames) / sizeof(kApiNames[0]) == int(Api::Count) + 1 && int(Api::Count) <= kMaxApis,
               "api names");
 
 namespace {
-
-constexpr const char* kPrefix = "ozgemm-hook";
 
 // Decline reasons (Stats::reasons indices; names in kReasonNames, the same order).
 enum Reason {
@@ -104,6 +103,12 @@ enum Reason {
   kLegacyNotInit,
   kCudaError,        // the CUDA runtime failed on the stream query (e.g. no usable device)
   kFailed,           // ozgemm returned an error; cuBLAS ran the call (or its rest)
+  // cublasLtMatmul's descriptors (hook_lt.cpp, LtDecline)
+  kDescriptorQuery,  // a descriptor attribute could not be read
+  kMatmulDesc,       // TRANSC, FILL_MODE, scaling pointers or modes, fast accumulation set
+  kLayout,           // an order other than COL, planar complex, pointer-array batches, C and D or batches unlike
+  kEpilogue,         // an epilogue other than the forward ones (DEFAULT, BIAS, RELU, GELU and their AUX forms)
+  kPointerMode,      // CUBLASLT_POINTER_MODE_DEVICE_VECTOR, ALPHA_DEVICE_VECTOR_*
   kReasonCount
 };
 const char* const kReasonNames[] = {
@@ -112,7 +117,8 @@ const char* const kReasonNames[] = {
     "too-large-for-int32", "below-min-size",           "batch-too-large",    "overlapping-c",
     "handle-query-failed", "graph-capture",            "ozgemm-unavailable", "device-mismatch",
     "scalar-read-failed", "pointer-array-read-failed", "legacy-not-initialised", "cuda-error",
-    "ozgemm-failed",      nullptr};
+    "ozgemm-failed",      "descriptor-query-failed", "matmul-desc-not-supported", "layout-not-supported",
+    "epilogue-not-supported", "pointer-mode-not-supported", nullptr};
 static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1 && kReasonCount <= kMaxReasons,
               "reason names");
 
@@ -162,11 +168,12 @@ struct Site {
   const Real* real;
   bool from_ozgemm;
 };
+constexpr int kLibraries = 2;  // Library values
 struct Resolver {
   std::mutex mu;
-  std::unordered_map<const void*, Site> by_site;  // call site -> cuBLAS
+  std::unordered_map<const void*, Site> by_site[kLibraries];  // per Library: call site -> cuBLAS / cuBLASLt
   std::map<std::string, Real*> by_path;                  // cuBLAS file -> its functions (never freed)
-  const Real* fallback = nullptr;
+  const Real* fallback[kLibraries] = {};
   Real none;  // no cuBLAS found: every pointer null
 };
 Resolver& resolver() {
@@ -195,35 +202,49 @@ const Real* real_of_library_defining(void* fn) {
   load_sym(lib, "cublasInit", &r->legacy_init);
   load_sym(lib, "cublasShutdown", &r->legacy_shutdown);
   load_sym(lib, "cublasSetKernelStream", &r->legacy_set_kernel_stream);
+  load_sym(lib, "cublasLtDestroy", &r->lt_destroy);
+  load_sym(lib, "cublasLtMatmulDescCreate", &r->lt_desc_create);
+  load_sym(lib, "cublasLtMatmulDescDestroy", &r->lt_desc_destroy);
+  load_sym(lib, "cublasLtMatmulDescGetAttribute", &r->lt_desc_get);
+  load_sym(lib, "cublasLtMatmulDescSetAttribute", &r->lt_desc_set);
+  load_sym(lib, "cublasLtMatrixLayoutCreate", &r->lt_layout_create);
+  load_sym(lib, "cublasLtMatrixLayoutDestroy", &r->lt_layout_destroy);
+  load_sym(lib, "cublasLtMatrixLayoutGetAttribute", &r->lt_layout_get);
+  load_sym(lib, "cublasLtMatrixLayoutSetAttribute", &r->lt_layout_set);
   R.by_path[path] = r;
   return r;
 }
 
-// A cuBLAS function that no one interposes, to identify the library.
-constexpr const char* kProbe = "cublasGetStream_v2";
+// Per Library: a function of it that no one interposes, to identify the library, and its file names.
+constexpr const char* kProbe[kLibraries] = {"cublasGetStream_v2", "cublasLtMatmulDescGetAttribute"};
+constexpr const char* kSonames[kLibraries][4] = {
+    {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"},
+    {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so"}};
 
-const Real* resolve_fallback() {
+const Real* resolve_fallback(Library which) {
   Resolver& R = resolver();
-  if (R.fallback) return R.fallback;
-  const Real* r = real_of_library_defining(dlsym(RTLD_NEXT, kProbe));
-  for (const char* soname : {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}) {
+  const int l = int(which);
+  if (R.fallback[l]) return R.fallback[l];
+  const Real* r = real_of_library_defining(dlsym(RTLD_NEXT, kProbe[l]));
+  for (const char* soname : kSonames[l]) {
     if (r) break;
     if (void* lib = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD)) {
-      r = real_of_library_defining(dlsym(lib, kProbe));
+      r = real_of_library_defining(dlsym(lib, kProbe[l]));
       dlclose(lib);
     }
   }
-  if (r) R.fallback = r;  // else retried next time (cuBLAS may be loaded later)
+  if (r) R.fallback[l] = r;  // else retried next time (cuBLAS may be loaded later)
   return r;
 }
 
 }  // namespace
 
-const Real& real_for(const void* caller, bool* from_ozgemm) {
+const Real& real_for(const void* caller, bool* from_ozgemm, Library which) {
   Resolver& R = resolver();
+  const int l = int(which);
   std::lock_guard<std::mutex> lock(R.mu);
-  auto it = R.by_site.find(caller);
-  if (it != R.by_site.end()) {
+  auto it = R.by_site[l].find(caller);
+  if (it != R.by_site[l].end()) {
     *from_ozgemm = it->second.from_ozgemm;
     return *it->second.real;
   }
@@ -235,20 +256,23 @@ const Real& real_for(const void* caller, bool* from_ozgemm) {
     const std::string base = slash ? slash + 1 : info.dli_fname;
     oz = base.find("ozgemm") != std::string::npos && base.find("libozgemm_hook") == std::string::npos &&
          base.find("libozgemm_blas") == std::string::npos;
-    // The caller's object and its dependencies: the cuBLAS it was linked against.
+    // cuBLAS's own cuBLASLt calls (its GEMMs' implementation) are not the program's.
+    if (which == Library::CublasLt && base.rfind("libcublas", 0) == 0) oz = true;
+    // The caller's object and its dependencies: the library it was linked against.
     if (void* obj = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
-      r = real_of_library_defining(dlsym(obj, kProbe));
+      r = real_of_library_defining(dlsym(obj, kProbe[l]));
       dlclose(obj);
     }
   }
-  if (!r) r = resolve_fallback();
+  if (!r) r = resolve_fallback(which);
   if (!r) {
-    say_once(kPrefix, "no-cublas", "found no cuBLAS to forward to (called from %s)",
+    say_once(kPrefix, which == Library::CublasLt ? "no-cublaslt" : "no-cublas", "found no %s to forward to (called from %s)",
+             which == Library::CublasLt ? "cuBLASLt" : "cuBLAS",
              caller && dladdr(caller, &info) && info.dli_fname ? info.dli_fname : "?");
     *from_ozgemm = oz;
     return R.none;  // not cached: cuBLAS may appear later
   }
-  if (R.by_site.size() < 4096) R.by_site[caller] = Site{r, oz};
+  if (R.by_site[l].size() < 4096) R.by_site[l][caller] = Site{r, oz};
   *from_ozgemm = oz;
   return *r;
 }
@@ -274,17 +298,18 @@ struct HandleState {
   bool unusable = false;
 };
 
+// One per handle kind: cuBLAS handles (states(false)) and cublasLt handles (states(true)).
 struct States {
   std::mutex mu;
-  std::unordered_map<cublasHandle_t, std::shared_ptr<HandleState>> map;
+  std::unordered_map<const void*, std::shared_ptr<HandleState>> map;
 };
-States& states() {
-  static States* s = new States();  // never destroyed (handles may outlive static destruction)
-  return *s;
+States& states(bool lt = false) {
+  static States* s[2] = {new States(), new States()};  // never destroyed (handles may outlive static destruction)
+  return *s[lt];
 }
 
-std::shared_ptr<HandleState> state_of(cublasHandle_t h) {
-  States& S = states();
+std::shared_ptr<HandleState> state_of(const void* h, bool lt) {
+  States& S = states(lt);
   std::lock_guard<std::mutex> lock(S.mu);
   auto& p = S.map[h];
   if (!p) p = std::make_shared<HandleState>();
@@ -337,12 +362,25 @@ cublasComputeType_t compute_of(cublasComputeType_t t) {
   return (int(t) == CUDA_R_64F || int(t) == CUDA_C_64F) ? CUBLAS_COMPUTE_64F : t;
 }
 
-bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_t* status) {
+// The reason of each LtDecline (hook_core.hpp), in its order.
+constexpr Reason kLtReasons[] = {kReasonCount, kDescriptorQuery, kMatmulDesc,      kLayout,
+                                 kEpilogue,    kCublasEmulation, kNotFp64, kInvalidArgs};
+static_assert(sizeof(kLtReasons) / sizeof(kLtReasons[0]) == int(LtDecline::InvalidArgs) + 1, "one reason per LtDecline");
+
+// Whether the byte ranges [a, a + a_bytes) and [b, b + b_bytes) meet.
+bool overlap(const void* a, long long a_bytes, const void* b, long long b_bytes) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + uintptr_t(b_bytes) && y < x + uintptr_t(a_bytes);
+}
+
+// handle: the cuBLAS handle, or the cublasLt handle when c.env is set (cublasLtMatmul).
+bool run_checked(const Real& real, const void* handle, Call& c, cublasStatus_t* status) {
   Stats& S = stats();
   const Config& cfg = config();
   const Settings& set = cfg.settings;
   if (!set.enabled.load(std::memory_order_relaxed)) return decline(c, kDisabled);
   if (!set.accuracy_valid) return decline(c, kInvalidSetting);
+  if (c.lt_decline != LtDecline::None) return decline(c, kLtReasons[int(c.lt_decline)]);
   // A, B and C all FP64 real (ozgemmDgemm) or all FP64 complex (ozgemmZgemm).
   if (c.a_type != c.c_type || c.b_type != c.c_type || (c.c_type != CUDA_R_64F && c.c_type != CUDA_C_64F))
     return decline(c, kNotFp64);
@@ -367,23 +405,47 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
     const long long span_c = (long long)(c.ldc) * (c.n - 1) + c.m;
     if (std::llabs(c.stride_c) < span_c) return decline(c, kOverlappingC);
   }
+  if (c.C_in) {
+    // cublasLtMatmul with D != C: D in place of C (the same matrices) runs as any call; otherwise
+    // the C read must not meet the D written (cuBLASLt requires it; the hook does not guess).
+    const bool same = c.C_in == c.C && c.ld_in == c.ldc && (c.batch == 1 || c.stride_in == c.stride_c);
+    if (same) {
+      c.C_in = nullptr;
+    } else {
+      const long long elem_bytes = (long long)type_bytes(c.c_type);
+      auto bytes = [&](int64_t ld, long long stride) {
+        return (std::llabs(stride) * (c.batch - 1) + (long long)ld * (c.n - 1) + c.m) * elem_bytes;
+      };
+      auto first = [&](const void* p, long long stride) {  // the lowest matrix of a (negative-stride) batch
+        return advance(p, stride < 0 ? stride * (c.batch - 1) : 0, c.c_type);
+      };
+      if (c.ld_in < c.m || overlap(first(c.C_in, c.stride_in), bytes(c.ld_in, c.stride_in), first(c.C, c.stride_c),
+                                   bytes(c.ldc, c.stride_c)))
+        return decline(c, c.ld_in < c.m ? kInvalidArgs : kOverlappingC);
+    }
+  }
 
-  // The handle's settings.
+  // The handle's settings (or the call's own).
   cudaStream_t stream = nullptr;
   cublasPointerMode_t pmode = CUBLAS_POINTER_MODE_HOST;
-  if (c.legacy) {
+  if (c.env) {
+    stream = c.env->stream;
+    pmode = c.env->pointer_mode;
+  } else if (c.legacy) {
     if (!c.legacy_initialised) return decline(c, kLegacyNotInit);
     stream = c.legacy_stream;
   } else {
     cublasMath_t math = CUBLAS_DEFAULT_MATH;
+    const auto cublas = static_cast<cublasHandle_t>(const_cast<void*>(handle));
     if (!real.get_stream || !real.get_pointer_mode || !real.get_math_mode ||
-        real.get_stream(handle, &stream) != CUBLAS_STATUS_SUCCESS ||
-        real.get_pointer_mode(handle, &pmode) != CUBLAS_STATUS_SUCCESS ||
-        real.get_math_mode(handle, &math) != CUBLAS_STATUS_SUCCESS)
+        real.get_stream(cublas, &stream) != CUBLAS_STATUS_SUCCESS ||
+        real.get_pointer_mode(cublas, &pmode) != CUBLAS_STATUS_SUCCESS ||
+        real.get_math_mode(cublas, &math) != CUBLAS_STATUS_SUCCESS)
       return decline(c, kHandleQuery);
     if ((int(math) & 0xf) == CUBLAS_PEDANTIC_MATH) return decline(c, kPedanticMath);
     if (int(math) & 8) return decline(c, kCublasEmulation);  // CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH
   }
+  if (pmode != CUBLAS_POINTER_MODE_HOST && pmode != CUBLAS_POINTER_MODE_DEVICE) return decline(c, kPointerMode);
 
   // libozgemm and the CUDA runtime; then, before anything else touches the stream, graph capture.
   const OzApi& oz = oz_api(self_address());
@@ -415,7 +477,7 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
     if (cap != cudaStreamCaptureStatusNone) return decline(c, kGraphCapture);
   }
 
-  std::shared_ptr<HandleState> st = state_of(handle);
+  std::shared_ptr<HandleState> st = state_of(handle, c.env != nullptr);
   std::lock_guard<std::mutex> lock(st->mu);
   if (!st->oz && !st->unusable) {
     DepthGuard guard;
@@ -502,8 +564,23 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
     }
     const auto ta = cublasOperation_t(c.transa), tb = cublasOperation_t(c.transb);
     const int m = int(c.m), n = int(c.n), k = int(c.k), lda = int(c.lda), ldb = int(c.ldb), ldc = int(c.ldc);
+    // The matrix ozgemm writes is the one beta scales (in place): a failure may leave it half-updated.
+    const bool reads_output = !c.C_in && (beta.x != 0.0 || beta.y != 0.0);
     for (int64_t i = 0; i < c.batch; ++i) {
       const size_t j = size_t(i);
+      if (c.C_in && (beta.x != 0.0 || beta.y != 0.0)) {
+        // cublasLtMatmul, D != C: D = C first (m x n, the leading dimensions in bytes), then in place.
+        const size_t eb = element_bytes(elem);
+        const cudaError_t e = oz.memcpy2d_async(pc[j], size_t(c.ldc) * eb, advance(c.C_in, i * c.stride_in, c.c_type),
+                                                size_t(c.ld_in) * eb, size_t(c.m) * eb, size_t(c.n),
+                                                cudaMemcpyDefault, stream);
+        if (e != cudaSuccess) {
+          oz.get_last_error();
+          S.decline(kCudaError);  // the caller's C is untouched: cuBLASLt redoes the whole call
+          c.first = 0;
+          return false;
+        }
+      }
       if (c.sym.routine != SymmetricRoutine::None)
         s = run_symmetric(oz, st->oz, c, alpha.x, beta.x);  // batch 1
       else if (elem == Element::Complex)
@@ -522,21 +599,22 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
         const bool before_launch = s == OZGEMM_STATUS_INVALID_VALUE || s == OZGEMM_STATUS_NOT_SUPPORTED ||
                                    s == OZGEMM_STATUS_ALLOC_FAILED || s == OZGEMM_STATUS_INSUFFICIENT_WORKSPACE ||
                                    s == OZGEMM_STATUS_ARCH_MISMATCH || s == OZGEMM_STATUS_NOT_INITIALIZED;
-        if (!before_launch && (beta.x != 0.0 || beta.y != 0.0)) {
+        // A caller that forwards only whole calls (whole_call) cannot leave matrices 0..i-1 done either.
+        if ((!before_launch || (c.whole_call && i > 0)) && reads_output) {
           say_once(kPrefix, "fail-partial", "ozgemm failed on %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64
                    " (%s) after writing to C with beta != 0: the call returns CUBLAS_STATUS_EXECUTION_FAILED",
                    kApiNames[int(c.api)], c.m, c.n, c.k, oz.status_string(s));
           *status = CUBLAS_STATUS_EXECUTION_FAILED;
           return true;
         }
+        c.first = c.whole_call ? 0 : i;  // matrices 0..first-1 stay done (and counted)
         std::string key = std::string("fail-") + oz.status_string(s);
         say_once(kPrefix, key.c_str(), "ozgemm failed on %s m=%" PRId64 " n=%" PRId64 " k=%" PRId64
                  " (%s); cuBLAS runs this call%s (reported once per status)",
-                 kApiNames[int(c.api)], c.m, c.n, c.k, oz.status_string(s), i > 0 ? "'s remaining matrices" : "");
-        c.first = i;  // matrices 0..i-1 stay done (and counted)
+                 kApiNames[int(c.api)], c.m, c.n, c.k, oz.status_string(s), c.first > 0 ? "'s remaining matrices" : "");
         if (logging) {
           std::string o = std::string("ozgemm failed (") + oz.status_string(s) + "), cuBLAS from matrix " +
-                          std::to_string(i);
+                          std::to_string(c.first);
           log_call(c, o.c_str());
         }
         return false;
@@ -559,9 +637,8 @@ bool run_checked(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_
   return true;
 }
 
-}  // namespace
-
-bool run(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_t* status) noexcept {
+// run() and run_lt(): handle as for run_checked.
+bool run_counted(const Real& real, const void* handle, Call& c, cublasStatus_t* status) noexcept {
   if (passthrough(c.from_ozgemm)) {
     stats().internal.fetch_add(1, std::memory_order_relaxed);
     c.first = 0;
@@ -582,11 +659,11 @@ bool run(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_t* statu
   return false;
 }
 
-void forget(cublasHandle_t handle) noexcept {
+void forget_state(const void* handle, bool lt) noexcept {
   try {
     std::shared_ptr<HandleState> st;
     {
-      States& S = states();
+      States& S = states(lt);
       std::lock_guard<std::mutex> lock(S.mu);
       auto it = S.map.find(handle);
       if (it == S.map.end()) return;
@@ -603,6 +680,20 @@ void forget(cublasHandle_t handle) noexcept {
   } catch (...) {
   }
 }
+
+}  // namespace
+
+bool run(const Real& real, cublasHandle_t handle, Call& c, cublasStatus_t* status) noexcept {
+  return run_counted(real, handle, c, status);
+}
+
+bool run_lt(cublasLtHandle_t handle, Call& c, cublasStatus_t* status) noexcept {
+  static const Real unused;  // c.env set: no cuBLAS handle is queried
+  return c.env ? run_counted(unused, handle, c, status) : false;
+}
+
+void forget(cublasHandle_t handle) noexcept { forget_state(handle, false); }
+void forget_lt(cublasLtHandle_t handle) noexcept { forget_state(handle, true); }
 
 }  // namespace hook
 }  // namespace dropin

@@ -1,8 +1,9 @@
 // src/dropin/hook_core.hpp — the cuBLAS interposer's core, shared by the v2/Ex entry points
-// (hook.cpp) and the legacy cublasDgemm (hook_legacy.cpp, which must include cublas.h and so
-// cannot see cublas_v2.h). docs/dropin.md describes the behaviour.
+// (hook.cpp), the legacy cublasDgemm (hook_legacy.cpp, which must include cublas.h and so
+// cannot see cublas_v2.h) and cublasLtMatmul (hook_lt.cpp). docs/dropin.md describes the behaviour.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_api.h>
 #include <library_types.h>
 
@@ -15,6 +16,9 @@ namespace dropin {
 struct OzApi;  // common.hpp
 namespace hook {
 
+// The hook's messages begin "<kPrefix>: ".
+constexpr const char* kPrefix = "ozgemm-hook";
+
 // ---- the hooked entry points ---------------------------------------------------------------------------
 // One per exported GEMM symbol; kApiNames (hook.cpp) has their names in this order. The int and _64
 // forms of an operation, real or complex, are instantiations of one template (hook.cpp, "Exported
@@ -26,6 +30,8 @@ enum class Api {
   LegacyDgemm,
   // the symmetric Level-3 routines (hook_symmetric.cpp)
   Dsyrk, Dsyrk64, Dsyr2k, Dsyr2k64, Dsyrkx, Dsyrkx64, Dsymm, Dsymm64,
+  // cuBLASLt (hook_lt.cpp)
+  LtMatmul,
   Count
 };
 extern const char* const kApiNames[];
@@ -52,15 +58,31 @@ struct Real {
   cublasStatus_t (*legacy_init)() = nullptr;
   cublasStatus_t (*legacy_shutdown)() = nullptr;
   cublasStatus_t (*legacy_set_kernel_stream)(cudaStream_t) = nullptr;
+  // cuBLASLt (hook_lt.cpp; entry[Api::LtMatmul] is cublasLtMatmul): the descriptors' functions
+  cublasStatus_t (*lt_destroy)(cublasLtHandle_t) = nullptr;
+  cublasStatus_t (*lt_desc_create)(cublasLtMatmulDesc_t*, cublasComputeType_t, cudaDataType_t) = nullptr;
+  cublasStatus_t (*lt_desc_destroy)(cublasLtMatmulDesc_t) = nullptr;
+  cublasStatus_t (*lt_desc_get)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void*, size_t, size_t*) = nullptr;
+  cublasStatus_t (*lt_desc_set)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void*, size_t) = nullptr;
+  cublasStatus_t (*lt_layout_create)(cublasLtMatrixLayout_t*, cudaDataType, uint64_t, uint64_t, int64_t) = nullptr;
+  cublasStatus_t (*lt_layout_destroy)(cublasLtMatrixLayout_t) = nullptr;
+  cublasStatus_t (*lt_layout_get)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void*, size_t,
+                                  size_t*) = nullptr;
+  cublasStatus_t (*lt_layout_set)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, const void*,
+                                  size_t) = nullptr;
 };
 
-// The real cuBLAS for a call made from return address `caller`: the cuBLAS that the caller's own
-// object resolves (its dependencies, searched with dlopen(RTLD_NOLOAD) + dlsym), else the next
-// definition after the hook (RTLD_NEXT), else an already loaded libcublas.so.{13,12,11}. Cached per
-// call site. Functions that cannot be found stay null. *from_ozgemm: the caller is ozgemm itself (an
-// object whose file name contains "ozgemm", other than the drop-in libraries): its calls are ozgemm's
-// own native path and pass straight through, also when a program uses libozgemm directly.
-const Real& real_for(const void* caller, bool* from_ozgemm);
+// The libraries whose functions the hook interposes: cuBLAS (libcublas.so.*) and cuBLASLt (libcublasLt.so.*).
+enum class Library { Cublas, CublasLt };
+
+// The real cuBLAS (or cuBLASLt) for a call made from return address `caller`: the library that the
+// caller's own object resolves (its dependencies, searched with dlopen(RTLD_NOLOAD) + dlsym), else the
+// next definition after the hook (RTLD_NEXT), else an already loaded libcublas.so.{13,12,11}
+// (libcublasLt.so.*). Cached per call site. Functions that cannot be found stay null. *from_ozgemm:
+// the caller is ozgemm itself (an object whose file name contains "ozgemm", other than the drop-in
+// libraries) or, for cuBLASLt, cuBLAS (libcublas*, whose GEMMs may run on cuBLASLt): its calls pass
+// straight through, also when a program uses libozgemm directly.
+const Real& real_for(const void* caller, bool* from_ozgemm, Library lib = Library::Cublas);
 
 // Reports (once per name) that the real function is missing; the status the hook then returns.
 cublasStatus_t missing(const char* name);
@@ -80,6 +102,26 @@ struct SymmetricCall {
 };
 
 // ---- one call -----------------------------------------------------------------------------------------
+// What a call runs under besides its arguments: from the cuBLAS handle (queried by run()) or, for
+// cublasLtMatmul, from the call itself (its stream argument, the matmul descriptor's pointer mode).
+struct Env {
+  cudaStream_t stream = nullptr;
+  cublasPointerMode_t pointer_mode = CUBLAS_POINTER_MODE_HOST;
+};
+
+// Why hook_lt.cpp finds a cublasLtMatmul's descriptors not ozgemm's: run() declines the call with the
+// reason of that name (hook.cpp's kReasonNames).
+enum class LtDecline {
+  None,
+  DescriptorQuery,  // a descriptor attribute could not be read: descriptor-query-failed
+  MatmulDesc,       // TRANSC, FILL_MODE, scaling pointers/modes, fast accumulation: matmul-desc-not-supported
+  Layout,           // order other than COL, planar complex, pointer-array batches, C/D or batch mismatch: layout-not-supported
+  Epilogue,         // an epilogue the hook does not run: epilogue-not-supported
+  Emulation,        // an emulation descriptor on the matmul: cublas-fp64-emulation
+  NotFp64,          // C's type or the scale type unlike D's: not-fp64
+  InvalidArgs,      // no C or no D: invalid-args (cuBLASLt reports it)
+};
+
 // The handle the legacy API's implicit context stands for in the per-handle map.
 extern const cublasHandle_t kLegacyHandle;
 
@@ -111,6 +153,17 @@ struct Call {
   bool legacy_initialised = false;
   // Called from ozgemm itself (real_for): passed straight through.
   bool from_ozgemm = false;
+  // cublasLtMatmul (hook_lt.cpp): the environment the call carries (null: the cuBLAS handle's); why
+  // its descriptors are declined; the C that beta scales when the output (C above, D of cuBLASLt) is
+  // another matrix (then copied into the output first, when beta != 0), with its leading dimension and
+  // batch stride; whole_call: the caller can forward only the whole call (first is then 0, and a
+  // failure after matrices were updated in place with beta != 0 fails the call).
+  const Env* env = nullptr;
+  LtDecline lt_decline = LtDecline::None;
+  const void* C_in = nullptr;
+  int64_t ld_in = 0;
+  long long stride_in = 0;
+  bool whole_call = false;
   // Out: the first batch member that ozgemm did not run (the caller forwards [first, batch)).
   int64_t first = 0;
   // A symmetric Level-3 call (routine None: a GEMM).
@@ -127,9 +180,13 @@ double symmetric_flop(const Call& c);
 // (status in *status); false when the caller must run the real function on the batch members
 // [call.first, batch) — all of them when the hook declined. Never throws.
 bool run(const Real& real, cublasHandle_t handle, Call& call, cublasStatus_t* status) noexcept;
+// run() for cublasLtMatmul (call.env set): the ozgemm state is kept per cublasLt handle.
+bool run_lt(cublasLtHandle_t handle, Call& call, cublasStatus_t* status) noexcept;
 
 // The hooked cublasDestroy_v2 / cublasShutdown: frees the handle's ozgemm state (never throws).
 void forget(cublasHandle_t handle) noexcept;
+// The hooked cublasLtDestroy: frees the cublasLt handle's ozgemm state.
+void forget_lt(cublasLtHandle_t handle) noexcept;
 
 // True while this thread is inside the hook (libozgemm's own cuBLAS calls) or when the call comes
 // from ozgemm's own code (from_ozgemm of real_for).
@@ -137,7 +194,8 @@ bool passthrough(bool from_ozgemm = false) noexcept;
 
 // One hooked call through entry point `api` (real function type Fn), made from return address
 // `caller`: describe(c) fills the call's description, run() is offered it, and forward(fn, c) runs
-// the real function on what run() left ([c.first, batch)). Every exported entry point ends here.
+// the real function on what run() left ([c.first, batch)). Every exported cuBLAS entry point ends
+// here (cublasLtMatmul, with its epilogue pass, is hook_lt.cpp's).
 template <typename Fn, typename Describe, typename Forward>
 cublasStatus_t intercept_call(Api api, const void* caller, cublasHandle_t h, Describe describe, Forward forward) {
   bool from_ozgemm = false;

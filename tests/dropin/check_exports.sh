@@ -28,19 +28,21 @@ check "$hook" cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmEx cublasGemmEx_64 cubl
   cublasZgemmBatched_64 cublasDestroy_v2 cublasDgemm \
   cublasDsyrk_v2 cublasDsyrk_v2_64 cublasDsyr2k_v2 cublasDsyr2k_v2_64 cublasDsyrkx cublasDsyrkx_64 cublasDsymm_v2 \
   cublasDsymm_v2_64 \
-  cublasInit cublasShutdown cublasSetKernelStream ozgemmHookCounter ozgemmHookStatsJson ozgemmHookResetStats \
+  cublasInit cublasShutdown cublasSetKernelStream cublasLtMatmul cublasLtDestroy ozgemmHookCounter ozgemmHookStatsJson \
+  ozgemmHookResetStats \
   ozgemmHookSetEnabled
 check "$blas" dgemm_ cblas_dgemm zgemm_ cblas_zgemm ozgemmBlasCounter ozgemmBlasStatsJson ozgemmBlasResetStats ozgemmBlasSetEnabled
-# Every symbol the hook exports must exist in the real cuBLAS under the same name (a typo would
-# silently intercept nothing).
+# Every symbol the hook exports must exist in the real cuBLAS or cuBLASLt under the same name (a typo
+# would silently intercept nothing).
 cublas=$(ls /usr/local/cuda/lib64/libcublas.so.* 2>/dev/null | head -n1 || true)
-if [ -n "$cublas" ]; then
+cublaslt=$(ls /usr/local/cuda/lib64/libcublasLt.so.* 2>/dev/null | head -n1 || true)
+if [ -n "$cublas" ] && [ -n "$cublaslt" ]; then
   missing=""
-  real=$(nm -D --defined-only "$cublas" | awk '{print $3}' | sed 's/@.*//')
+  real=$(nm -D --defined-only "$cublas" "$cublaslt" | awk '{print $3}' | sed 's/@.*//')
   for s in $(nm -D --defined-only "$hook" | awk '{print $3}' | sed 's/@.*//' | grep '^cublas'); do
     echo "$real" | grep -x "$s" > /dev/null || missing="$missing $s"
   done
-  if [ -n "$missing" ]; then echo "FAIL: not in $cublas:$missing"; status=1
-  else echo "OK: every hooked symbol exists in $(basename "$cublas")"; fi
+  if [ -n "$missing" ]; then echo "FAIL: not in $cublas or $cublaslt:$missing"; status=1
+  else echo "OK: every hooked symbol exists in $(basename "$cublas") or $(basename "$cublaslt")"; fi
 fi
 exit $status

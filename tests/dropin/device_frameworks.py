@@ -19,36 +19,23 @@ difference to that bound: at most 1).
 The library must be preloaded (LD_PRELOAD=.../libozgemm_hook.so); run_device.sh sets
 OZGEMM_HOOK_MIN_SIZE=0 so that the small batched cases are taken too.
 """
-import argparse
-import ctypes
 import json
 import os
 import sys
 import time
 
-p = argparse.ArgumentParser()
-p.add_argument("--framework", choices=["torch", "cupy"], required=True)
-p.add_argument("--lib", required=True, help="path of the preloaded libozgemm_hook.so")
-p.add_argument("--json", help="append one JSON line per case here")
-p.add_argument("--only", help="comma-separated case names")
+import hook_ctl  # (this folder)
+
+p = hook_ctl.arguments(["torch", "cupy"])
 p.add_argument("--tag", default="", help="label for the JSON lines (e.g. the accuracy setting)")
 p.add_argument("--complex", action="store_true", help="complex128 cases, checked against the contract bound")
 args = p.parse_args()
 
-if args.lib not in os.environ.get("LD_PRELOAD", "") and os.path.basename(args.lib) not in os.environ.get(
-        "LD_PRELOAD", ""):
-    sys.exit("device_frameworks.py: run with LD_PRELOAD=%s" % args.lib)
-hook = ctypes.CDLL(args.lib)  # the preloaded copy
-hook.ozgemmHookSetEnabled.restype = ctypes.c_int
-hook.ozgemmHookSetEnabled.argtypes = [ctypes.c_int]
-hook.ozgemmHookStatsJson.restype = ctypes.c_size_t
-hook.ozgemmHookStatsJson.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+hook = hook_ctl.load(args.lib, "device_frameworks.py")
 
 
 def stats():
-    buf = ctypes.create_string_buffer(65536)
-    hook.ozgemmHookStatsJson(buf, len(buf))
-    return json.loads(buf.value.decode())
+    return hook_ctl.stats(hook)
 
 
 results = []
@@ -205,9 +192,8 @@ if args.framework == "torch":
         ("matmul 1024x768 @ 768x512", "intercept", lambda: A @ B, ""),
         ("matmul transposed view At.t() @ B", "intercept", lambda: torch.matmul(At.t(), B), ""),
         ("addmm 2-D C, beta=0.5 alpha=2", "intercept", lambda: torch.addmm(C, A, B, beta=0.5, alpha=2.0), ""),
-        ("addmm 1-D bias", "intercept" if os.environ.get("DISABLE_ADDMM_CUDA_LT") == "1" else "report",
-         lambda: torch.addmm(bias, A, B),
-         "cuBLASLt epilogue path unless DISABLE_ADDMM_CUDA_LT=1"),
+        ("addmm 1-D bias", "intercept", lambda: torch.addmm(bias, A, B),
+         "cublasLtMatmul with the BIAS epilogue unless DISABLE_ADDMM_CUDA_LT=1 (then cublasDgemm)"),
         ("bmm 8x256x192 @ 8x192x128", "intercept", lambda: torch.bmm(X3, Y3), ""),
         ("matmul 3-D @ 3-D (batched)", "intercept", lambda: torch.matmul(X3, Y3), ""),
         ("matmul 3-D @ 2-D (folded to one GEMM)", "intercept", lambda: torch.matmul(X3, Y3[0]), ""),

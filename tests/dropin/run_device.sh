@@ -13,7 +13,7 @@
 #      CUDA graph, hook off vs on in one process, in the library's FP64 accuracy mode and with a
 #      fixed slice count (OZGEMM_HOOK_ACCURACY=7) and moduli count (moduli:14), with the intercepted-call
 #      counts by scheme (torch's 16384^2 matmul must count as Ozaki-II on Hopper in FP64 mode); torch's addmm
-#      with a 1-D bias also without DISABLE_ADDMM_CUDA_LT=1 (the cuBLASLt path: not intercepted); and
+#      with a 1-D bias also without DISABLE_ADDMM_CUDA_LT=1 (the cuBLASLt path with the BIAS epilogue); and
 #      complex128 cases (torch matmul / conjugate transpose / bmm / einsum, CuPy matmul / dot / batched /
 #      broadcast) with OZGEMM_HOOK_ACCURACY=moduli:16 (FIXED complex Ozaki-II): complex matrices
 #      intercepted, every one Ozaki-II, within the contract bound of the hook-off result;
@@ -22,8 +22,13 @@
 #      with moduli:16: every ZGEMM that computes something through ozgemm; all ZGEMM tests must PASS;
 #   4. numpy linked to the system libblas.so.3 (Debian's python3-numpy): a 4096^2 float64 matmul
 #      through the offload (skipped, saying so, when no such numpy is installed); OZGEMM_NUMPY_PYTHON
-#      names another interpreter to try first (e.g. a wrapper around a carried Debian python3-numpy).
-# OZGEMM_DROPIN_STEPS: which steps to run (default "1 2 3 4").
+#      names another interpreter to try first (e.g. a wrapper around a carried Debian python3-numpy);
+#   5. cublasLtMatmul (device_lt.py), FP64 mode, default threshold, at 8192 and 16384 (OZGEMM_DROPIN_LT_SIZES):
+#      JAX x64 a @ b, batched matmul, einsum, a jit loop (a @ b at 16384 must run >= 1.25x the hook-off
+#      run); PyTorch with TORCH_BLAS_PREFER_CUBLASLT=1: a @ b, addmm / F.linear with a bias, the RELU and
+#      GELU bias epilogues (_addmm_activation), bmm; each intercepted and within the contract of the
+#      hook-off run on sampled entries, with hook-off/on timings. Several minutes.
+# OZGEMM_DROPIN_STEPS: which steps to run (default "1 2 3 4 5").
 # Logs: $OUT/dropin/ when OUT is set, else ./dropin-device-logs/. Exit status: 1 if any step FAILed.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -47,7 +52,7 @@ T0=$(date +%s)
 declare -a SUMMARY
 status=0
 note() { SUMMARY+=("$1"); case "$1" in FAIL*) status=1 ;; esac; }
-want() { case " ${OZGEMM_DROPIN_STEPS:-1 2 3 4} " in *" $1 "*) return 0 ;; esac; return 1; }
+want() { case " ${OZGEMM_DROPIN_STEPS:-1 2 3 4 5} " in *" $1 "*) return 0 ;; esac; return 1; }
 
 echo "=== ozgemm drop-in device run: $(date -u +%FT%TZ) on $(hostname)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
@@ -104,7 +109,7 @@ run_fw() {  # name framework accuracy [extra env...] [-- extra args]
 run_fw torch_fp64 torch fp64 DISABLE_ADDMM_CUDA_LT=1
 run_fw torch_fixed7 torch 7 DISABLE_ADDMM_CUDA_LT=1 OZGEMM_VARIANT=unfused  # variant AUTO would pick native DGEMM here
 run_fw torch_moduli14 torch moduli:14 DISABLE_ADDMM_CUDA_LT=1  # FIXED Ozaki-II: counted emulated (issue 29)
-run_fw torch_addmm_lt torch fp64 -- --only "addmm 1-D bias"  # torch's default: cuBLASLt epilogue, not intercepted
+run_fw torch_addmm_lt torch fp64 -- --only "addmm 1-D bias"  # torch's default: cublasLtMatmul with the BIAS epilogue
 run_fw cupy_fp64 cupy fp64
 run_fw cupy_fixed7 cupy 7 OZGEMM_VARIANT=unfused
 run_fw cupy_moduli14 cupy moduli:14
@@ -179,6 +184,24 @@ else
   else note "FAIL  numpy 4096^2 offload: rc=$rc"; fi
 fi
 fi  # step 4
+
+# --- 5. cublasLtMatmul: JAX and PyTorch's cuBLASLt path ---------------------------------------------
+if want 5; then
+echo; echo "=== 5. cublasLtMatmul under LD_PRELOAD=libozgemm_hook.so (FP64 mode, default threshold; hook off vs on)"
+for fw in jax torch; do
+  echo "--- $fw"
+  if ! "$PY" -c "import $fw" 2>/dev/null; then echo "SKIP: $fw not importable"; note "SKIP  lt_$fw: $fw not installed"; continue; fi
+  speed=()
+  [ "$fw" = jax ] && speed=(--min-speedup 1.25 --speed-cases "a @ b 16384")
+  timeout 900 env LD_PRELOAD="$HOOK" OZGEMM_HOOK_LOG=summary OZGEMM_HOOK_STATS="$LOG/hook_stats_lt_$fw.json" \
+    "$PY" "$HERE/device_lt.py" --framework "$fw" --lib "$HOOK" --json "$LOG/lt.jsonl" \
+    --sizes "${OZGEMM_DROPIN_LT_SIZES:-8192,16384}" ${speed[@]+"${speed[@]}"} 2>&1 | tee "$LOG/lt_$fw.log"
+  rc=${PIPESTATUS[0]}
+  line=$(grep -E "^$fw cases" "$LOG/lt_$fw.log" | tail -n1)
+  if [ "$rc" -eq 0 ]; then note "PASS  lt_$fw: ${line:-done}"
+  else note "FAIL  lt_$fw: rc=$rc ${line:-}"; fi
+done
+fi  # step 5
 
 echo; echo "=== summary ($(( $(date +%s) - T0 )) s; logs in $LOG)"
 printf '%s\n' "${SUMMARY[@]}" | tee "$LOG/summary.txt"

@@ -272,6 +272,14 @@ API cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMe
   std::memcpy(dst, src, bytes);
   return cudaSuccess;
 }
+// Row by row ("device" memory is host memory); the hook copies cublasLtMatmul's C into D with it.
+API cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                  size_t height, cudaMemcpyKind, cudaStream_t) {
+  if (width > dpitch || width > spitch) return cudaErrorInvalidPitchValue;
+  for (size_t r = 0; r < height; ++r)
+    std::memmove(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch, width);
+  return cudaSuccess;
+}
 API cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
 API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
   *s = reinterpret_cast<cudaStream_t>(uintptr_t(0x5700));
