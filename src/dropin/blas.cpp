@@ -1,18 +1,19 @@
-// src/dropin/blas.cpp — libozgemm_blas.so: host BLAS DGEMM and ZGEMM offload. Exports dgemm_ and
-// zgemm_ (Fortran, gfortran ABI; COMPLEX*16 is two doubles, real part first), cblas_dgemm and
-// cblas_zgemm; a call at or above OZGEMM_BLAS_MIN_SIZE (m*n*k) is copied to the GPU through pinned
-// staging buffers, run by ozgemm (ozgemmDgemm, ozgemmZgemm), and copied back; every other call, and
-// every call when no GPU or libozgemm is usable, goes to the system BLAS (dlopen'ed RTLD_LOCAL, by
-// default the libblas.so.3 the loader finds, i.e. Debian's alternative). Every other BLAS symbol of a
-// program is untouched: when this library is preloaded only these four resolve here. The offloads of
-// a process run on one GPU, the rank's own under a launcher (OZGEMM_DEVICE, else the local rank
-// modulo the visible devices: device_choice.hpp).
+// src/dropin/blas.cpp — libozgemm_blas.so: host BLAS offload of DGEMM, ZGEMM, DSYRK and DSYMM.
+// Exports dgemm_, zgemm_, dsyrk_ and dsymm_ (Fortran, gfortran ABI; COMPLEX*16 is two doubles, real
+// part first) and cblas_dgemm, cblas_zgemm, cblas_dsyrk, cblas_dsymm; a call whose GEMM size (m*n*k;
+// DSYRK n*n*k, DSYMM m*n*(m or n)) is at least OZGEMM_BLAS_MIN_SIZE is copied to the GPU through
+// pinned staging buffers, run by ozgemm (ozgemmDgemm, ozgemmZgemm, ozgemmDsyrk, ozgemmDsymm), and
+// copied back; every other call, and every call when no GPU or libozgemm is usable, goes to the
+// system BLAS (dlopen'ed RTLD_LOCAL, by default the libblas.so.3 the loader finds, i.e. Debian's
+// alternative). Every other BLAS symbol of a program is untouched: when this library is preloaded
+// only these eight resolve here. The offloads of a process run on one GPU, the rank's own under a
+// launcher (OZGEMM_DEVICE, else the local rank modulo the visible devices: device_choice.hpp).
 //
-// Argument checks are reference BLAS's (BLAS/SRC/dgemm.f, zgemm.f): the first failing parameter, in
-// the same order, is reported through xerbla_ (the program's own if it has one, else the system
-// BLAS's) with the same number. cblas_dgemm / cblas_zgemm with any invalid argument is forwarded
-// unchanged to the system's, so its cblas_xerbla numbering (row-major remapping included) is exactly
-// the system's.
+// Argument checks of DGEMM and ZGEMM are reference BLAS's (BLAS/SRC/dgemm.f, zgemm.f): the first
+// failing parameter, in the same order, is reported through xerbla_ (the program's own if it has
+// one, else the system BLAS's) with the same number. DSYRK and DSYMM with an invalid argument, and
+// every CBLAS call with one, are forwarded unchanged to the system's routine, so its xerbla_ /
+// cblas_xerbla numbering (row-major remapping included) is exactly the system's.
 // docs/dropin.md has the variables and the recipes (preload, FlexiBLAS, numpy from Debian).
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -32,6 +33,7 @@
 #include "dropin/common.hpp"
 #include "dropin/device_choice.hpp"
 #include "dropin/reference_gemm.hpp"
+#include "dropin/reference_symmetric.hpp"
 
 namespace ozgemm {
 namespace dropin {
@@ -49,10 +51,18 @@ using CblasDgemmFn = void (*)(int, int, int, int, int, int, double, const double
                               double*, int);
 using CblasZgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int,
                               const void*, void*, int);
+using F77SyrkFn = void (*)(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
+                          const double*, double*, const int*, size_t, size_t);
+using F77SymmFn = void (*)(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
+                          const double*, const int*, const double*, double*, const int*, size_t, size_t);
+using CblasDsyrkFn = void (*)(int, int, int, int, int, double, const double*, int, double, double*, int);
+using CblasDsymmFn = void (*)(int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
+                              int);
 using XerblaFn = void (*)(const char*, const int*, size_t);
 using CblasXerblaFn = void (*)(int, const char*, const char*, ...);
 
 enum { kRowMajor = 101, kColMajor = 102, kNoTrans = 111, kTrans = 112, kConjTrans = 113 };
+enum { kUpper = 121, kLower = 122, kLeft = 141, kRight = 142 };  // CBLAS_UPLO, CBLAS_SIDE
 
 enum Reason {
   kDisabled,
@@ -69,7 +79,9 @@ const char* const kReasonNames[] = {"disabled", "invalid-setting", "invalid-args
                                     "ozgemm-unavailable", "offload-failed", nullptr};
 static_assert(sizeof(kReasonNames) / sizeof(kReasonNames[0]) == kReasonCount + 1 && kReasonCount <= kMaxReasons,
               "reason names");
-const char* const kApiNames[] = {"dgemm_", "cblas_dgemm", "zgemm_", "cblas_zgemm", nullptr};
+const char* const kApiNames[] = {"dgemm_", "cblas_dgemm", "zgemm_",      "cblas_zgemm", "dsyrk_",
+                                 "cblas_dsyrk", "dsymm_", "cblas_dsymm", nullptr};
+enum { kApiDsyrk = 4, kApiCblasDsyrk = 5, kApiDsymm = 6, kApiCblasDsymm = 7 };  // kApiNames indices
 
 // What differs between the element types: T is double (DGEMM) or cuDoubleComplex (ZGEMM).
 template <typename T>
@@ -78,6 +90,7 @@ template <>
 struct Kind<double> {
   static constexpr Element element = Element::Real;
   static constexpr const char* srname = "DGEMM ";  // for xerbla_
+  static constexpr const char *routine = "DGEMM", *ozgemm_name = "ozgemmDgemm";  // for messages
   static constexpr int f77_api = 0, cblas_api = 1;  // kApiNames indices
   static bool is_zero(double a) { return a == 0.0; }
 };
@@ -85,6 +98,7 @@ template <>
 struct Kind<cuDoubleComplex> {
   static constexpr Element element = Element::Complex;
   static constexpr const char* srname = "ZGEMM ";
+  static constexpr const char *routine = "ZGEMM", *ozgemm_name = "ozgemmZgemm";
   static constexpr int f77_api = 2, cblas_api = 3;
   static bool is_zero(cuDoubleComplex a) { return a.x == 0.0 && a.y == 0.0; }
 };
@@ -124,6 +138,10 @@ struct System {
   F77GemmFn<cuDoubleComplex> zgemm = nullptr;  // null: the built-in reference ZGEMM
   CblasDgemmFn cblas_dgemm = nullptr;
   CblasZgemmFn cblas_zgemm = nullptr;
+  F77SyrkFn dsyrk = nullptr;  // null: the built-in reference DSYRK (reference_symmetric.hpp)
+  F77SymmFn dsymm = nullptr;  // null: the built-in reference DSYMM
+  CblasDsyrkFn cblas_dsyrk = nullptr;
+  CblasDsymmFn cblas_dsymm = nullptr;
   template <typename T>
   F77GemmFn<T> f77() const;
 };
@@ -171,6 +189,10 @@ System load_system() {
     s.zgemm = reinterpret_cast<F77GemmFn<cuDoubleComplex>>(other("zgemm_"));
     s.cblas_dgemm = reinterpret_cast<CblasDgemmFn>(other("cblas_dgemm"));
     s.cblas_zgemm = reinterpret_cast<CblasZgemmFn>(other("cblas_zgemm"));
+    s.dsyrk = reinterpret_cast<F77SyrkFn>(other("dsyrk_"));
+    s.dsymm = reinterpret_cast<F77SymmFn>(other("dsymm_"));
+    s.cblas_dsyrk = reinterpret_cast<CblasDsyrkFn>(other("cblas_dsyrk"));
+    s.cblas_dsymm = reinterpret_cast<CblasDsymmFn>(other("cblas_dsymm"));
   };
   if (const char* p = env_str("OZGEMM_SYSTEM_BLAS")) attempt(p);
   // The soname first: a copy already in the process (numpy's, the program's) or the one the loader's
@@ -207,6 +229,26 @@ void system_gemm(char ta, char tb, int m, int n, int k, T alpha, const T* A, int
   }
 }
 
+// The system's DSYRK and DSYMM (else the built-in reference ones), column-major.
+void system_syrk(char uplo, char trans, int n, int k, double alpha, const double* A, int lda, double beta, double* C,
+                 int ldc) {
+  DepthGuard guard;
+  if (const auto f = sys().dsyrk) {
+    f(&uplo, &trans, &n, &k, &alpha, A, &lda, &beta, C, &ldc, 1, 1);
+  } else {
+    reference_rank_k(1, lsame(uplo, 'L'), !lsame(trans, 'N'), n, k, alpha, A, lda, A, lda, beta, C, ldc);
+  }
+}
+void system_symm(char side, char uplo, int m, int n, double alpha, const double* A, int lda, const double* B, int ldb,
+                 double beta, double* C, int ldc) {
+  DepthGuard guard;
+  if (const auto f = sys().dsymm) {
+    f(&side, &uplo, &m, &n, &alpha, A, &lda, B, &ldb, &beta, C, &ldc, 1, 1);
+  } else {
+    reference_symm(lsame(side, 'L'), lsame(uplo, 'L'), m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+}
+
 // xerbla_ as reference BLAS calls it: the program's (RTLD_DEFAULT finds an executable's override
 // first), else the system BLAS's; never a definition of our own.
 void report(const char* srname, int info) {
@@ -222,6 +264,29 @@ void report(const char* srname, int info) {
 // reference DGEMM's (and ZGEMM's: the same) checks: the first failing parameter number, 0 if all valid
 int check_gemm(char ta, char tb, int m, int n, int k, int lda, int ldb, int ldc) {
   return gemm_argument_error(op_of_char(ta), op_of_char(tb), m, n, k, lda, ldb, ldc);
+}
+
+// reference DSYRK's checks (BLAS/SRC/dsyrk.f): the first failing parameter number, 0 if all valid
+// (1 UPLO, 2 TRANS, 3 N, 4 K, 7 LDA, 10 LDC).
+int check_syrk(char uplo, char trans, int n, int k, int lda, int ldc) {
+  if (!lsame(uplo, 'U') && !lsame(uplo, 'L')) return 1;
+  if (op_of_char(trans) == Op::Invalid) return 2;
+  if (n < 0) return 3;
+  if (k < 0) return 4;
+  if (lda < std::max(1, lsame(trans, 'N') ? n : k)) return 7;
+  if (ldc < std::max(1, n)) return 10;
+  return 0;
+}
+// reference DSYMM's (BLAS/SRC/dsymm.f): 1 SIDE, 2 UPLO, 3 M, 4 N, 7 LDA, 9 LDB, 12 LDC.
+int check_symm(char side, char uplo, int m, int n, int lda, int ldb, int ldc) {
+  if (!lsame(side, 'L') && !lsame(side, 'R')) return 1;
+  if (!lsame(uplo, 'U') && !lsame(uplo, 'L')) return 2;
+  if (m < 0) return 3;
+  if (n < 0) return 4;
+  if (lda < std::max(1, lsame(side, 'L') ? m : n)) return 7;
+  if (ldb < std::max(1, m)) return 9;
+  if (ldc < std::max(1, m)) return 12;
+  return 0;
 }
 
 // ---- the offload -------------------------------------------------------------------------------------
@@ -437,13 +502,27 @@ ozgemmStatus_t run_ozgemm(const OzApi& oz, ozgemmHandle_t h, char ta, char tb, i
                   static_cast<const cuDoubleComplex*>(B), ldb, beta, static_cast<cuDoubleComplex*>(C), m);
 }
 
-// Column-major, arguments valid, m, n, k > 0, alpha != 0. Returns the number of leading columns of C
-// that hold the final result: n when done, 0 when C was not touched (*unavailable: why: kNoGpu or
-// kInvalidSetting when the offload cannot run at all, kFailed when this call failed).
-// *info: what ozgemm ran (when *have_info).
+// A column-major host operand to copy to the device: rows x cols, leading dimension ld (data nullptr:
+// no such operand).
 template <typename T>
-int64_t offload(char ta, char tb, int m, int n, int k, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
-                T* C, int ldc, Reason* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
+struct HostOperand {
+  const T* data = nullptr;
+  int64_t rows = 0, cols = 0, ld = 0;
+};
+
+// One call on the GPU: the operands in[0] and in[1] (A, B) are copied to device buffers 0 and 1
+// (tight: ld = rows), C (m x n, ldc) to buffer 2 when upload_c, run(oz, handle, dev) runs ozgemm on
+// the offload's stream, and C comes back (all m x n of it). Column-major, arguments valid, nothing
+// empty. `needs` names the ozgemm function run() calls, present(oz) says whether libozgemm has it;
+// `routine` ("DGEMM", "DSYRK", ...) and `shape` are for messages. Returns the number of leading
+// columns of C that hold the final result: n when done, 0 when C was not touched (*unavailable: why:
+// kNoGpu or kInvalidSetting when the offload cannot run at all, kFailed when this call failed; C is
+// written only by the copy back, so a failure of ozgemm itself leaves it as it was). *info: what
+// ozgemm ran (when *have_info).
+template <typename T, typename Present, typename Run>
+int64_t offload(const char* routine, const char* needs, Present present, const char* shape,
+                const HostOperand<T> (&in)[2], T* C, int64_t m, int64_t n, int64_t ldc, bool upload_c, Run run,
+                Reason* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
   const OzApi& oz = oz_api(self_address());
   *unavailable = kFailed;
   if (!oz.ok) {
@@ -451,8 +530,9 @@ int64_t offload(char ta, char tb, int m, int n, int k, T alpha, const T* A, int 
     *unavailable = kNoGpu;
     return 0;
   }
-  if (Kind<T>::element == Element::Complex && !oz.zgemm) {
-    say_once(kPrefix, "no-zgemm", "%s lacks ozgemmZgemm; every ZGEMM goes to the system BLAS", oz.path.c_str());
+  if (!present(oz)) {
+    const std::string key = std::string("no-") + needs;
+    say_once(kPrefix, key.c_str(), "%s lacks %s; every %s goes to the system BLAS", oz.path.c_str(), needs, routine);
     *unavailable = kNoGpu;
     return 0;
   }
@@ -467,28 +547,25 @@ int64_t offload(char ta, char tb, int m, int n, int k, T alpha, const T* A, int 
   ScopedDevice on_device(oz, o.device);
   if (!on_device.ok()) return 0;
 
-  const Op opa = op_of_char(ta), opb = op_of_char(tb);
-  const bool nota = opa == Op::N, notb = opb == Op::N;
-  const int64_t ra = rows_a(opa, m, k), cols_a = nota ? k : m;
-  const int64_t rb = rows_b(opb, k, n), cols_b = notb ? n : k;
   const int64_t e = sizeof(T);
   int64_t done = 0;
-  bool ok = ensure_stage(o, oz, size_t(std::max<int64_t>({config().stage_bytes, ra * e, rb * e, int64_t(m) * e}))) &&
-            ensure_dev(o, oz, 0, size_t(ra * cols_a * e)) && ensure_dev(o, oz, 1, size_t(rb * cols_b * e)) &&
-            ensure_dev(o, oz, 2, size_t(int64_t(m) * n * e));
+  int64_t stage = std::max<int64_t>(config().stage_bytes, m * e);  // at least one column of each
+  for (const auto& x : in) stage = std::max(stage, x.rows * e);
+  bool ok = ensure_stage(o, oz, size_t(stage));
+  for (int i = 0; i < 2; ++i) ok = ok && ensure_dev(o, oz, i, size_t(in[i].rows * in[i].cols * e));
+  ok = ok && ensure_dev(o, oz, 2, size_t(m * n * e));
   int slot = 0;
-  ok = ok && upload(o, oz, A, ra, cols_a, lda, o.dev[0], &slot) &&
-       upload(o, oz, B, rb, cols_b, ldb, o.dev[1], &slot);
-  if (ok && !Kind<T>::is_zero(beta)) ok = upload(o, oz, C, m, n, ldc, o.dev[2], &slot);  // beta == 0: C is not read
+  for (int i = 0; i < 2; ++i)
+    if (in[i].data) ok = ok && upload(o, oz, in[i].data, in[i].rows, in[i].cols, in[i].ld, o.dev[i], &slot);
+  if (ok && upload_c) ok = upload(o, oz, static_cast<const T*>(C), m, n, ldc, o.dev[2], &slot);
   if (ok) {
     ozgemmStatus_t s = oz.set_stream(o.oz, o.stream);
-    if (s == OZGEMM_STATUS_SUCCESS)
-      s = run_ozgemm(oz, o.oz, ta, tb, m, n, k, &alpha, o.dev[0], int(ra), o.dev[1], int(rb), &beta, o.dev[2]);
+    if (s == OZGEMM_STATUS_SUCCESS) s = run(oz, o.oz, o.dev);
     if (s != OZGEMM_STATUS_SUCCESS) {
       oz.get_last_error();
       std::string key = std::string("fail-") + oz.status_string(s);
-      say_once(kPrefix, key.c_str(), "ozgemm failed on %s m=%d n=%d k=%d (%s); the system BLAS runs the call"
-               " (reported once per status)", Kind<T>::srname, m, n, k, oz.status_string(s));
+      say_once(kPrefix, key.c_str(), "ozgemm failed on %s %s (%s); the system BLAS runs the call"
+               " (reported once per status)", routine, shape, oz.status_string(s));
       ok = false;
     } else {
       *have_info = last_call_info(oz, o.oz, info) != nullptr;
@@ -504,59 +581,179 @@ int64_t offload(char ta, char tb, int m, int n, int k, T alpha, const T* A, int 
   return done;
 }
 
-void log_call(const char* api, char ta, char tb, int m, int n, int k, const char* outcome) {
-  say(kPrefix, "%s %c%c m=%d n=%d k=%d -> %s", api, ta, tb, m, n, k, outcome);
+void log_call(const char* api, const char* shape, const char* outcome) {
+  say(kPrefix, "%s %s -> %s", api, shape, outcome);
 }
 
-// The decision and the run, for a valid column-major call. forward() runs the whole call on the
-// system BLAS (the entry point's own function, unchanged arguments).
-template <typename T, typename Forward>
-void gemm(int api, char ta, char tb, int m, int n, int k, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
-          T* C, int ldc, Forward forward) {
+// What the decision needs to know of one valid column-major call.
+struct CallFacts {
+  int api;           // kApiNames index
+  Element element;
+  const char* routine;  // "DGEMM", "DSYRK", ... (messages)
+  bool quick;        // nothing to compute: m, n or k == 0, or alpha == 0 (the system BLAS scales C by beta)
+  double size;       // m*n*k of the GEMM the call is (SYRK n*n*k, SYMM m*n*(m or n)): OZGEMM_BLAS_MIN_SIZE's unit
+  double flop;       // real flops of the call (the counters)
+  int n;             // columns of C
+};
+
+// The decision and the run, for a valid column-major call. shape: the call for messages and log
+// lines ("NT m=7 n=5 k=6"). offload(&unavailable, &info, &have_info) runs it on the GPU and returns
+// the leading columns of C done (offload() above); forward() runs the whole call on the system BLAS
+// (the entry point's own function, unchanged arguments); finish(j) computes C's columns j.. (0 < j <
+// n) on the system BLAS after a copy back failed part-way (columns 0..j-1 hold the result, the rest
+// of C is as the caller passed it).
+template <typename Offload, typename Forward, typename Finish>
+void run_call(const CallFacts& f, const char* shape, Offload offload, Forward forward, Finish finish) {
   Stats& S = stats();
   const Settings& set = config().settings;
   auto decline = [&](Reason r) {
     S.decline(r);
     if (set.log == LogMode::All) {
       std::string o = std::string("system BLAS (") + kReasonNames[r] + ")";
-      log_call(kApiNames[api], ta, tb, m, n, k, o.c_str());
+      log_call(kApiNames[f.api], shape, o.c_str());
     }
     DepthGuard guard;
     forward();
   };
   if (!set.enabled.load(std::memory_order_relaxed)) return decline(kDisabled);
   if (!set.accuracy_valid) return decline(kInvalidSetting);
-  if (m == 0 || n == 0 || k == 0 || Kind<T>::is_zero(alpha)) return decline(kQuickReturn);
-  if (double(m) * double(n) * double(k) < double(set.min_size)) return decline(kBelowMinSize);
+  if (f.quick) return decline(kQuickReturn);
+  if (f.size < double(set.min_size)) return decline(kBelowMinSize);
 
   const uint64_t t0 = now_ns();
   Reason unavailable = kFailed;
   bool have_info = false;
   ozgemmCallInfo_t info{};
-  const int64_t done = offload(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &unavailable, &info, &have_info);
+  const int64_t done = offload(&unavailable, &info, &have_info);
   if (done == 0) return decline(unavailable);
-  if (done < n) {
-    // The first `done` columns hold the result; the system BLAS computes the rest.
+  if (done < f.n) {
     S.failed.fetch_add(1, std::memory_order_relaxed);
     S.decline(kFailed);
     say_once(kPrefix, "partial", "a transfer from the GPU failed after %" PRId64 " of %d columns; the system BLAS"
-             " computes the remaining columns", done, n);
-    const int j = int(done);
-    system_gemm(ta, tb, m, n - j, k, alpha, A, lda, lsame(tb, 'N') ? B + int64_t(j) * ldb : B + j, ldb, beta,
-                C + int64_t(j) * ldc, ldc);
+             " computes the remaining columns", done, f.n);
+    DepthGuard guard;
+    finish(int(done));
     return;
   }
   const uint64_t dt = now_ns() - t0;
-  constexpr Element elem = Kind<T>::element;
-  S.intercepted(elem, gemm_flop(elem, m, n, k), dt);
-  const Ran ran = S.record(elem, have_info ? &info : nullptr);
+  S.intercepted(f.element, f.flop, dt);
+  const Ran ran = S.record(f.element, have_info ? &info : nullptr);
   if (set.log == LogMode::Calls || set.log == LogMode::All) {
     const OzApi& oz = oz_api(self_address());
     char o[400];
-    std::snprintf(o, sizeof o, "GPU ozgemm: %s [%s] %.3f ms (with transfers)", describe_run(oz, ran, info, elem).c_str(),
-                  have_info ? info.reason : set.accuracy.text().c_str(), dt * 1e-6);
-    log_call(kApiNames[api], ta, tb, m, n, k, o);
+    std::snprintf(o, sizeof o, "GPU ozgemm: %s [%s] %.3f ms (with transfers)",
+                  describe_run(oz, ran, info, f.element).c_str(), have_info ? info.reason : set.accuracy.text().c_str(),
+                  dt * 1e-6);
+    log_call(kApiNames[f.api], shape, o);
   }
+}
+
+// xGEMM, valid, column-major.
+template <typename T, typename Forward>
+void gemm(int api, char ta, char tb, int m, int n, int k, T alpha, const T* A, int lda, const T* B, int ldb, T beta,
+          T* C, int ldc, Forward forward) {
+  constexpr Element elem = Kind<T>::element;
+  const CallFacts f{api, elem, Kind<T>::routine, m == 0 || n == 0 || k == 0 || Kind<T>::is_zero(alpha),
+                    double(m) * double(n) * double(k), gemm_flop(elem, m, n, k), n};
+  char shape[80];
+  std::snprintf(shape, sizeof shape, "%c%c m=%d n=%d k=%d", ta, tb, m, n, k);
+  const Op opa = op_of_char(ta), opb = op_of_char(tb);
+  const HostOperand<T> in[2] = {{A, rows_a(opa, m, k), opa == Op::N ? k : m, lda},
+                                {B, rows_b(opb, k, n), opb == Op::N ? n : k, ldb}};
+  auto present = [](const OzApi& oz) { return elem == Element::Real || oz.zgemm != nullptr; };
+  auto run = [&](const OzApi& oz, ozgemmHandle_t h, void* const* dev) {
+    return run_ozgemm(oz, h, ta, tb, m, n, k, &alpha, dev[0], int(in[0].rows), dev[1], int(in[1].rows), &beta, dev[2]);
+  };
+  run_call(
+      f, shape,
+      [&](Reason* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
+        // beta == 0: C is not read (NaN in it must not propagate), so it is not copied up
+        return offload(Kind<T>::routine, Kind<T>::ozgemm_name, present, shape, in, C, m, n, ldc,
+                       !Kind<T>::is_zero(beta), run, unavailable, info, have_info);
+      },
+      forward,
+      [&](int j) {  // the columns j.. of C: op(B)'s columns j..
+        system_gemm(ta, tb, m, n - j, k, alpha, A, lda, lsame(tb, 'N') ? B + int64_t(j) * ldb : B + j, ldb, beta,
+                    C + int64_t(j) * ldc, ldc);
+      });
+}
+
+// DSYRK, valid, column-major: C's uplo triangle = alpha op(A) op(A)^T + beta C, the other triangle
+// untouched. The whole C goes to the GPU and back (also when beta == 0): ozgemmDsyrk leaves the other
+// triangle of the device copy as it came, so it returns bit for bit, and whole columns are one copy
+// each way (a triangle alone would need a copy per column).
+template <typename Forward>
+void syrk(int api, char uplo, char trans, int n, int k, double alpha, const double* A, int lda, double beta,
+          double* C, int ldc, Forward forward) {
+  const bool notrans = lsame(trans, 'N');
+  const CallFacts f{api, Element::Real, "DSYRK", n == 0 || k == 0 || alpha == 0.0,
+                    double(n) * double(n) * double(k), double(n) * double(n + 1) * double(k), n};
+  char shape[80];
+  std::snprintf(shape, sizeof shape, "%c%c n=%d k=%d", uplo, trans, n, k);
+  const HostOperand<double> in[2] = {{A, notrans ? n : k, notrans ? k : n, lda}, {}};
+  auto present = [](const OzApi& oz) { return oz.dsyrk != nullptr; };
+  auto run = [&](const OzApi& oz, ozgemmHandle_t h, void* const* dev) {
+    return oz.dsyrk(h, lsame(uplo, 'L') ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER,
+                    notrans ? CUBLAS_OP_N : CUBLAS_OP_T, n, k, &alpha, static_cast<const double*>(dev[0]),
+                    int(in[0].rows), &beta, static_cast<double*>(dev[2]), n);
+  };
+  run_call(
+      f, shape,
+      [&](Reason* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
+        return offload("DSYRK", "ozgemmDsyrk", present, shape, in, C, n, n, ldc, true, run, unavailable, info,
+                       have_info);
+      },
+      forward,
+      [&](int j) {
+        // Columns j.. of the triangle: the trailing triangle C(j:, j:), a DSYRK of op(A)'s rows j..,
+        // and (upper) the rows 0..j-1 above it, the GEMM op(A)(0:j, :) op(A)(j:, :)^T.
+        const double* rows_j = notrans ? A + j : A + int64_t(j) * lda;  // op(A)'s row j
+        double* c_j = C + int64_t(j) * ldc;
+        if (!lsame(uplo, 'L'))
+          system_gemm(notrans ? 'N' : 'T', notrans ? 'T' : 'N', j, n - j, k, alpha, A, lda, rows_j, lda, beta, c_j,
+                      ldc);
+        system_syrk(uplo, trans, n - j, k, alpha, rows_j, lda, beta, c_j + j, ldc);
+      });
+}
+
+// DSYMM, valid, column-major: C = alpha A B + beta C (side L, A m x m) or alpha B A + beta C (R, A n x n),
+// only A's uplo triangle read. Every entry of C is written: C goes up only when beta != 0.
+template <typename Forward>
+void symm(int api, char side, char uplo, int m, int n, double alpha, const double* A, int lda, const double* B,
+          int ldb, double beta, double* C, int ldc, Forward forward) {
+  const bool left = lsame(side, 'L'), upper = lsame(uplo, 'U');
+  const int ka = left ? m : n;
+  const CallFacts f{api, Element::Real, "DSYMM", m == 0 || n == 0 || alpha == 0.0,
+                    double(m) * double(n) * double(ka), gemm_flop(Element::Real, m, n, ka), n};
+  char shape[80];
+  std::snprintf(shape, sizeof shape, "%c%c m=%d n=%d", side, uplo, m, n);
+  const HostOperand<double> in[2] = {{A, ka, ka, lda}, {B, m, n, ldb}};
+  auto present = [](const OzApi& oz) { return oz.dsymm != nullptr; };
+  auto run = [&](const OzApi& oz, ozgemmHandle_t h, void* const* dev) {
+    return oz.dsymm(h, left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT, upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER,
+                    m, n, &alpha, static_cast<const double*>(dev[0]), ka, static_cast<const double*>(dev[1]), m,
+                    &beta, static_cast<double*>(dev[2]), m);
+  };
+  run_call(
+      f, shape,
+      [&](Reason* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
+        return offload("DSYMM", "ozgemmDsymm", present, shape, in, C, m, n, ldc, beta != 0.0, run, unavailable, info,
+                       have_info);
+      },
+      forward,
+      [&](int j) {
+        const double* b_j = B + int64_t(j) * ldb;
+        double* c_j = C + int64_t(j) * ldc;
+        if (left) {  // C(:, j:) = alpha A B(:, j:) + beta C(:, j:)
+          system_symm(side, uplo, m, n - j, alpha, A, lda, b_j, ldb, beta, c_j, ldc);
+          return;
+        }
+        // C(:, j:) = alpha B(:, :j) A(:j, j:) + alpha B(:, j:) A(j:, j:) + beta C(:, j:), where A(:j, j:)
+        // is stored (upper) or is the transpose of the stored A(j:, :j) (lower).
+        system_gemm('N', upper ? 'N' : 'T', m, n - j, j, alpha, B, ldb, upper ? A + int64_t(j) * lda : A + j, lda,
+                    beta, c_j, ldc);
+        system_symm(side, uplo, m, n - j, alpha, A + j + int64_t(j) * lda, lda, b_j, ldb, 1.0, c_j, ldc);
+      });
 }
 
 }  // namespace
@@ -652,6 +849,122 @@ void cblas_gemm(int layout, int TransA, int TransB, int M, int N, int K, T alpha
   gemm(Kind<T>::cblas_api, ta, tb, m, n, K, alpha, a, la, b, lb, beta, C, ldc, forward);
 }
 
+// Counts a call of entry point `api` (kApiNames); false for one made from inside the drop-in (the
+// system BLAS calling back), counted as internal, which the caller passes straight through.
+bool count_call(int api) {
+  Stats& S = stats();
+  if (depth() > 0) {
+    S.internal.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  S.calls.fetch_add(1, std::memory_order_relaxed);
+  S.per_api[api].fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+// Fortran DSYRK and DSYMM. Invalid arguments go to the system's routine unchanged, so its xerbla_
+// reports them as it numbers them (without a system BLAS: reference numbering through report()).
+void f77_syrk(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* A,
+              const int* lda, const double* beta, double* C, const int* ldc) {
+  auto forward = [&] {
+    DepthGuard guard;
+    if (const auto f = sys().dsyrk) {
+      f(uplo, trans, n, k, alpha, A, lda, beta, C, ldc, 1, 1);
+    } else if (const int info = check_syrk(*uplo, *trans, *n, *k, *lda, *ldc)) {
+      report("DSYRK ", info);
+    } else {
+      system_syrk(*uplo, *trans, *n, *k, *alpha, A, *lda, *beta, C, *ldc);
+    }
+  };
+  if (!count_call(kApiDsyrk)) return forward();  // the system BLAS (its CBLAS, its LAPACK) calling back
+  Stats& S = stats();
+  if (check_syrk(*uplo, *trans, *n, *k, *lda, *ldc)) {
+    S.decline(kInvalidArgs);
+    return forward();
+  }
+  syrk(kApiDsyrk, *uplo, *trans, *n, *k, *alpha, A, *lda, *beta, C, *ldc, forward);
+}
+void f77_symm(const char* side, const char* uplo, const int* m, const int* n, const double* alpha, const double* A,
+              const int* lda, const double* B, const int* ldb, const double* beta, double* C, const int* ldc) {
+  auto forward = [&] {
+    DepthGuard guard;
+    if (const auto f = sys().dsymm) {
+      f(side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, 1, 1);
+    } else if (const int info = check_symm(*side, *uplo, *m, *n, *lda, *ldb, *ldc)) {
+      report("DSYMM ", info);
+    } else {
+      system_symm(*side, *uplo, *m, *n, *alpha, A, *lda, B, *ldb, *beta, C, *ldc);
+    }
+  };
+  if (!count_call(kApiDsymm)) return forward();  // the system BLAS (its CBLAS, its LAPACK) calling back
+  Stats& S = stats();
+  if (check_symm(*side, *uplo, *m, *n, *lda, *ldb, *ldc)) {
+    S.decline(kInvalidArgs);
+    return forward();
+  }
+  symm(kApiDsymm, *side, *uplo, *m, *n, *alpha, A, *lda, B, *ldb, *beta, C, *ldc, forward);
+}
+
+// CBLAS's enumerations as BLAS characters ('\0': invalid). A row-major matrix read column-major is
+// its transpose: a row-major call is the column-major one with the triangle (C symmetric, A of DSYMM
+// symmetric), the side and op(A) of DSYRK swapped (op(A) op(A)^T of row-major A is A^T A read
+// column-major); `swap` applies that.
+char uplo_char(int uplo, bool swap) {
+  return uplo == kUpper ? (swap ? 'L' : 'U') : uplo == kLower ? (swap ? 'U' : 'L') : '\0';
+}
+char side_char(int side, bool swap) {
+  return side == kLeft ? (swap ? 'R' : 'L') : side == kRight ? (swap ? 'L' : 'R') : '\0';
+}
+char syrk_trans_char(int trans, bool swap) {
+  if (trans == kNoTrans) return swap ? 'T' : 'N';
+  if (trans == kTrans || trans == kConjTrans) return swap ? 'N' : 'T';  // 'C' is 'T' for real data
+  return '\0';
+}
+
+// cblas_dsyrk / cblas_dsymm: invalid arguments (and every call when the system has no CBLAS of its
+// own but a valid layout: what reference CBLAS does, on the Fortran routine) go to the system's.
+void cblas_syrk(int layout, int Uplo, int Trans, int N, int K, double alpha, const double* A, int lda, double beta,
+                double* C, int ldc) {
+  const bool row = layout == kRowMajor;
+  const char uplo = uplo_char(Uplo, row), trans = syrk_trans_char(Trans, row);
+  auto forward = [&] {
+    DepthGuard guard;
+    if (sys().cblas_dsyrk) {
+      sys().cblas_dsyrk(layout, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);
+    } else if (layout == kColMajor || row) {
+      system_syrk(uplo ? uplo : '?', trans ? trans : '?', N, K, alpha, A, lda, beta, C, ldc);
+    }
+  };
+  if (!count_call(kApiCblasDsyrk)) return forward();  // the system BLAS (its CBLAS, its LAPACK) calling back
+  Stats& S = stats();
+  if ((layout != kColMajor && !row) || !uplo || !trans || check_syrk(uplo, trans, N, K, lda, ldc)) {
+    S.decline(kInvalidArgs);
+    return forward();
+  }
+  syrk(kApiCblasDsyrk, uplo, trans, N, K, alpha, A, lda, beta, C, ldc, forward);
+}
+void cblas_symm(int layout, int Side, int Uplo, int M, int N, double alpha, const double* A, int lda, const double* B,
+                int ldb, double beta, double* C, int ldc) {
+  const bool row = layout == kRowMajor;
+  const char side = side_char(Side, row), uplo = uplo_char(Uplo, row);
+  const int m = row ? N : M, n = row ? M : N;  // C^T is N x M
+  auto forward = [&] {
+    DepthGuard guard;
+    if (sys().cblas_dsymm) {
+      sys().cblas_dsymm(layout, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);
+    } else if (layout == kColMajor || row) {
+      system_symm(side ? side : '?', uplo ? uplo : '?', m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+  };
+  if (!count_call(kApiCblasDsymm)) return forward();  // the system BLAS (its CBLAS, its LAPACK) calling back
+  Stats& S = stats();
+  if ((layout != kColMajor && !row) || !side || !uplo || check_symm(side, uplo, m, n, lda, ldb, ldc)) {
+    S.decline(kInvalidArgs);
+    return forward();
+  }
+  symm(kApiCblasDsymm, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc, forward);
+}
+
 }  // namespace
 }  // namespace blas
 }  // namespace dropin
@@ -690,6 +1003,28 @@ __attribute__((visibility("default"))) void cblas_zgemm(int layout, int TransA, 
   cblas_gemm(layout, TransA, TransB, M, N, K, *static_cast<const cuDoubleComplex*>(alpha),
              static_cast<const cuDoubleComplex*>(A), lda, static_cast<const cuDoubleComplex*>(B), ldb,
              *static_cast<const cuDoubleComplex*>(beta), static_cast<cuDoubleComplex*>(C), ldc);
+}
+
+// Fortran DSYRK and DSYMM (gfortran ABI, the hidden CHARACTER lengths never read) and their CBLAS forms.
+__attribute__((visibility("default"))) void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k,
+                                                   const double* alpha, const double* A, const int* lda,
+                                                   const double* beta, double* C, const int* ldc, size_t, size_t) {
+  f77_syrk(uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+}
+__attribute__((visibility("default"))) void dsymm_(const char* side, const char* uplo, const int* m, const int* n,
+                                                   const double* alpha, const double* A, const int* lda,
+                                                   const double* B, const int* ldb, const double* beta, double* C,
+                                                   const int* ldc, size_t, size_t) {
+  f77_symm(side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+__attribute__((visibility("default"))) void cblas_dsyrk(int layout, int Uplo, int Trans, int N, int K, double alpha,
+                                                        const double* A, int lda, double beta, double* C, int ldc) {
+  cblas_syrk(layout, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);
+}
+__attribute__((visibility("default"))) void cblas_dsymm(int layout, int Side, int Uplo, int M, int N, double alpha,
+                                                        const double* A, int lda, const double* B, int ldb,
+                                                        double beta, double* C, int ldc) {
+  cblas_symm(layout, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // ---- counters (docs/dropin.md) ----------------------------------------------------------------------

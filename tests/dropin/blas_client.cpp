@@ -1,6 +1,8 @@
 // tests/dropin/blas_client.cpp — calls dgemm_, zgemm_, cblas_dgemm and cblas_zgemm (linked against
 // the system libblas) on valid, quick-return and invalid arguments and prints one line per case: a
-// hash of every bit of the C buffer (padding rows included) and what xerbla_ / cblas_xerbla received.
+// hash of every bit of the C buffer (padding rows included) and what xerbla_ / cblas_xerbla received;
+// likewise dsyrk_, dsymm_, cblas_dsyrk and cblas_dsymm, checked against the system's own routines
+// (symmetric_cases below).
 // Valid cblas_zgemm results are also checked against a direct complex product in the call's own
 // layout (row-major indexing, op(X) = X, X^T, X^H applied literally), independently of the
 // C^T = op(B)^T op(A)^T mapping the libraries use. run_client.sh runs
@@ -15,6 +17,7 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -28,6 +31,12 @@ void zgemm_(const char*, const char*, const int*, const int*, const int*, const 
             cuDoubleComplex*, const int*, size_t, size_t);
 void cblas_zgemm(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*, void*,
                  int);
+void dsyrk_(const char*, const char*, const int*, const int*, const double*, const double*, const int*, const double*,
+            double*, const int*, size_t, size_t);
+void dsymm_(const char*, const char*, const int*, const int*, const double*, const double*, const int*, const double*,
+            const int*, const double*, double*, const int*, size_t, size_t);
+void cblas_dsyrk(int, int, int, int, int, double, const double*, int, double, double*, int);
+void cblas_dsymm(int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
 }
 
 namespace {
@@ -216,9 +225,256 @@ void cblas_every_op(int m, int n, int k, double alpha) {
         }
 }
 
+
+// ---- DSYRK and DSYMM (dsyrk_, cblas_dsyrk, dsymm_, cblas_dsymm) ----------------------------------
+// Each result is compared with the system BLAS's own Fortran routine (dlsym on libblas.so.3's handle,
+// which never finds the preloaded library) run on a copy, the CBLAS forms with a direct product in the
+// call's own layout (row-major indexing, op applied literally; the system's cblas_dsyrk would call
+// the preloaded dsyrk_): the written entries within rounding (the mock's
+// blocked SYRK rounds differently from reference DSYRK), every other entry of C (the other triangle,
+// padding rows) bit for bit as it was. C's written entries hold NaN when beta == 0; DSYMM's A holds
+// NaN outside its uplo triangle (never read). The printed line says only what must be the same with
+// and without the preload (ok, or what differed, and what xerbla_ received).
+using SyrkF77 = void (*)(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
+                         const double*, double*, const int*, size_t, size_t);
+using SymmF77 = void (*)(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
+                         const double*, const int*, const double*, double*, const int*, size_t, size_t);
+struct SystemSymmetric {
+  SyrkF77 syrk = nullptr;
+  SymmF77 symm = nullptr;
+};
+const SystemSymmetric& system_symmetric() {
+  static const SystemSymmetric s = [] {
+    SystemSymmetric r;
+    void* lib = dlopen("libblas.so.3", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return r;
+    r.syrk = reinterpret_cast<SyrkF77>(dlsym(lib, "dsyrk_"));
+    r.symm = reinterpret_cast<SymmF77>(dlsym(lib, "dsymm_"));
+    return r;
+  }();
+  return s;
+}
+
+// Calls per entry point: dsyrk_, cblas_dsyrk, dsymm_, cblas_dsymm; and the invalid ones among them.
+int g_sym_calls[4] = {0, 0, 0, 0}, g_sym_invalid = 0;
+// mock-partial under the preload: symmetric cases marked `partial` make the mock's 3rd next
+// device-to-host copy fail. C's 100 rows are the most any case has, so the staging buffer (64 bytes,
+// grown to the largest column seen) holds one column: the first column comes back, the copy of the
+// third fails, and the offload finishes the columns from the second on on the host.
+bool g_arm_partial = false;
+int g_partial_armed = 0;
+void arm_partial_failure() {
+  if (!g_arm_partial) return;
+  const char* path = std::getenv("OZGEMM_LIBRARY");
+  void* mock = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  auto copies = mock ? reinterpret_cast<long (*)()>(dlsym(mock, "mock_ozgemm_d2h_copies")) : nullptr;
+  if (!copies) return;  // not loaded by the preloaded library (yet): nothing to arm
+  setenv("MOCK_D2H_FAIL_AT", std::to_string(copies() + 3).c_str(), 1);
+  ++g_partial_armed;
+}
+
+// What xerbla_ must have received for an invalid Fortran call: reference BLAS's routine and number.
+void expect_xerbla(const char* name, const char* srname, int info) {
+  char want[64];
+  std::snprintf(want, sizeof want, "xerbla(%s,%d)", srname, info);
+  if (g_err != want) {
+    std::fprintf(stderr, "FAIL %s: error report '%s', reference BLAS gives '%s'\n", name, g_err.c_str(), want);
+    ++g_bad;
+  }
+}
+
+// Just before the call under test: entry point `api` (g_sym_calls index) counted, xerbla_'s record cleared.
+void begin_symmetric_call(int api, bool invalid, bool partial) {
+  if (partial) arm_partial_failure();
+  g_err.clear();
+  ++g_sym_calls[api];
+  g_sym_invalid += invalid;
+}
+// Element (r, c) of a matrix stored row-major (row) or column-major with leading dimension ld.
+double& element(std::vector<double>& X, bool row, int ld, int r, int c) {
+  return row ? X[size_t(r) * ld + c] : X[size_t(c) * ld + r];
+}
+
+int cblas_uplo(char u) { return u == 'U' ? 121 : u == 'L' ? 122 : 120; }
+int cblas_trans(char t) { return t == 'N' ? 111 : t == 'T' ? 112 : t == 'C' ? 113 : 110; }
+int cblas_side(char s) { return s == 'L' ? 141 : s == 'R' ? 142 : 140; }
+bool in_uplo(char uplo, int i, int j) { return uplo == 'U' || uplo == 'u' ? i <= j : i >= j; }
+
+// Compares C (after the call) with Ref (the system's result) and C0 (before): written(i, j) entries
+// within rounding, the others bit for bit; (i, j) of buffer index p by the layout. Returns "ok" or
+// what differed.
+template <typename Written>
+std::string compare_c(const char* name, bool row, int ldc, const std::vector<double>& C0, const std::vector<double>& C,
+                      const std::vector<double>& Ref, double scale, Written written) {
+  for (size_t p = 0; p < C.size(); ++p) {
+    const int i = int(row ? p / ldc : p % ldc), j = int(row ? p % ldc : p / ldc);
+    if (written(i, j)) {
+      if (!(std::fabs(C[p] - Ref[p]) <= 1e-13 * scale)) {
+        std::fprintf(stderr, "FAIL %s: C(%d,%d) = %.17g, the system BLAS gives %.17g\n", name, i, j, C[p], Ref[p]);
+        ++g_bad;
+        return "WRONG";
+      }
+    } else if (std::memcmp(&C[p], &C0[p], sizeof(double)) != 0) {
+      std::fprintf(stderr, "FAIL %s: C(%d,%d), outside what the routine writes, changed\n", name, i, j);
+      ++g_bad;
+      return "TOUCHED";
+    }
+  }
+  return "ok";
+}
+
+// DSYRK: layout 0 is dsyrk_, 101/102 cblas_dsyrk. expect_info: the reference number (dsyrk_) or any
+// nonzero (cblas: invalid, whatever the system reports).
+void syrk_case(const char* name, int layout, char uplo, char trans, int n, int k, double alpha, int lda, double beta,
+               int ldc, int expect_info = 0, bool partial = false) {
+  const bool row = layout == 101, notrans = trans == 'N' || trans == 'n';
+  const int rows = notrans ? n : k, cols = notrans ? k : n;  // A as stored, column-major sense
+  auto A = fill(size_t(std::max(lda, 1)) * std::max(row ? rows : cols, 1), 7);
+  auto C = fill(size_t(std::max(ldc, 1)) * std::max(n, 1), 8);
+  auto written = [&](int i, int j) { return expect_info == 0 && i < n && j < n && in_uplo(uplo, i, j); };
+  for (size_t p = 0; p < C.size(); ++p)
+    if (beta == 0.0 && written(int(row ? p / ldc : p % ldc), int(row ? p % ldc : p / ldc))) set_nan(C[p]);
+  const auto C0 = C;
+  auto Ref = C;
+  const SystemSymmetric& sys = system_symmetric();
+  if (expect_info == 0) {  // the reference (an invalid call would report twice)
+    if (layout == 0)
+      sys.syrk(&uplo, &trans, &n, &k, &alpha, A.data(), &lda, &beta, Ref.data(), &ldc, 1, 1);
+    else  // Ref(i, j) = alpha sum_l op(A)(i, l) op(A)(j, l) + beta Ref(i, j) on the triangle
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          if (!in_uplo(uplo, i, j)) continue;
+          auto a = [&](int r, int c) { return element(A, row, lda, r, c); };
+          double t = 0;
+          for (int l = 0; l < k; ++l) t += notrans ? a(i, l) * a(j, l) : a(l, i) * a(l, j);
+          double& c = element(Ref, row, ldc, i, j);
+          c = beta == 0.0 ? alpha * t : alpha * t + beta * c;
+        }
+  }
+  begin_symmetric_call(layout == 0 ? 0 : 1, expect_info != 0, partial);
+  if (layout == 0)
+    dsyrk_(&uplo, &trans, &n, &k, &alpha, A.data(), &lda, &beta, C.data(), &ldc, 1, 1);
+  else
+    cblas_dsyrk(layout, cblas_uplo(uplo), cblas_trans(trans), n, k, alpha, A.data(), lda, beta, C.data(), ldc);
+  const std::string verdict =
+      compare_c(name, row, ldc, C0, C, Ref, 1.0 + std::fabs(alpha) * 16.0 * k + std::fabs(beta) * 4.0, written);
+  std::printf("%-28s %s L%d %c%c n=%d k=%d %s %s\n", name, layout ? "cblas_dsyrk" : "dsyrk_", layout, uplo, trans, n, k,
+              verdict.c_str(), g_err.c_str());
+  if (layout == 0 && expect_info > 0) expect_xerbla(name, "DSYRK ", expect_info);
+}
+
+// DSYMM: layout 0 is dsymm_, 101/102 cblas_dsymm; as syrk_case.
+void symm_case(const char* name, int layout, char side, char uplo, int m, int n, double alpha, int lda, int ldb,
+               double beta, int ldc, int expect_info = 0, bool partial = false) {
+  const bool row = layout == 101;
+  const bool left = side == 'L' || side == 'l';
+  const int ka = left ? m : n;
+  auto A = fill(size_t(std::max(lda, 1)) * std::max(ka, 1), 9);
+  for (size_t p = 0; p < A.size(); ++p) {  // NaN outside the uplo triangle: never read
+    const int i = int(row ? p / lda : p % lda), j = int(row ? p % lda : p / lda);
+    if (expect_info == 0 && i < ka && !in_uplo(uplo, i, j)) set_nan(A[p]);
+  }
+  auto B = fill(size_t(std::max(ldb, 1)) * std::max(row ? m : n, 1), 10);
+  auto C = fill(size_t(std::max(ldc, 1)) * std::max(row ? m : n, 1), 11);
+  auto written = [&](int i, int j) { return expect_info == 0 && i < m && j < n; };
+  for (size_t p = 0; p < C.size(); ++p)
+    if (beta == 0.0 && written(int(row ? p / ldc : p % ldc), int(row ? p % ldc : p / ldc))) set_nan(C[p]);
+  const auto C0 = C;
+  auto Ref = C;
+  const SystemSymmetric& sys = system_symmetric();
+  if (expect_info == 0) {
+    if (layout == 0)
+      sys.symm(&side, &uplo, &m, &n, &alpha, A.data(), &lda, B.data(), &ldb, &beta, Ref.data(), &ldc, 1, 1);
+    else  // Ref = alpha A B + beta Ref (L) or alpha B A + beta Ref (R), A(i, j) read from its uplo triangle
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+          auto at = [&](std::vector<double>& X, int ld, int r, int c) { return element(X, row, ld, r, c); };
+          auto a = [&](int r, int c) { return in_uplo(uplo, r, c) ? at(A, lda, r, c) : at(A, lda, c, r); };
+          double t = 0;
+          for (int l = 0; l < ka; ++l) t += left ? a(i, l) * at(B, ldb, l, j) : at(B, ldb, i, l) * a(l, j);
+          double& c = element(Ref, row, ldc, i, j);
+          c = beta == 0.0 ? alpha * t : alpha * t + beta * c;
+        }
+  }
+  begin_symmetric_call(layout == 0 ? 2 : 3, expect_info != 0, partial);
+  if (layout == 0)
+    dsymm_(&side, &uplo, &m, &n, &alpha, A.data(), &lda, B.data(), &ldb, &beta, C.data(), &ldc, 1, 1);
+  else
+    cblas_dsymm(layout, cblas_side(side), cblas_uplo(uplo), m, n, alpha, A.data(), lda, B.data(), ldb, beta, C.data(),
+                ldc);
+  const std::string verdict =
+      compare_c(name, row, ldc, C0, C, Ref, 1.0 + std::fabs(alpha) * 16.0 * ka + std::fabs(beta) * 4.0, written);
+  std::printf("%-28s %s L%d %c%c m=%d n=%d %s %s\n", name, layout ? "cblas_dsymm" : "dsymm_", layout, side, uplo, m, n,
+              verdict.c_str(), g_err.c_str());
+  if (layout == 0 && expect_info > 0) expect_xerbla(name, "DSYMM ", expect_info);
+}
+
+void symmetric_cases() {
+  // Every uplo, trans (C is T for real data) and side in both layouts and Fortran; beta 0 (NaN in the
+  // written part), 1 and -0.5; padded leading dimensions.
+  for (int layout : {0, 102, 101})
+    for (double beta : {0.0, 1.0, -0.5}) {
+      for (char uplo : {'U', 'L'})
+        for (char trans : {'N', 'T', 'C'}) {
+          const int n = 7, k = 5;
+          const bool notrans = trans == 'N', row = layout == 101;
+          const int rows = notrans ? n : k, cols = notrans ? k : n;
+          syrk_case("valid", layout, uplo, trans, n, k, 1.25, (row ? cols : rows) + 2, beta, n + 3);
+        }
+      for (char side : {'L', 'R'})
+        for (char uplo : {'U', 'L'}) {
+          const int m = 8, n = 6, ka = side == 'L' ? m : n;
+          const bool row = layout == 101;
+          symm_case("valid", layout, side, uplo, m, n, -0.75, ka + 1, (row ? n : m) + 2, beta, (row ? n : m) + 1);
+        }
+    }
+  syrk_case("valid lower-case", 0, 'l', 't', 6, 4, 0.5, 4, 2.0, 6);
+  symm_case("valid lower-case", 0, 'r', 'u', 5, 4, 0.5, 4, 5, 2.0, 5);
+  syrk_case("valid 40x33", 0, 'U', 'T', 40, 33, -1.5, 35, 0.25, 41);
+  symm_case("valid 37x29 R", 0, 'R', 'L', 37, 29, 2.0, 30, 38, 0.0, 40);
+  // A copy back failing part-way under mock-partial (elsewhere: plain valid calls): the remaining
+  // columns on the host (SYRK upper: a GEMM above the trailing triangle; SYMM right: a GEMM and SYMM).
+  for (char uplo : {'U', 'L'})
+    for (char trans : {'N', 'T'}) syrk_case("partial", 0, uplo, trans, 100, 6, 1.5, 100, 0.5, 101, 0, true);
+  for (char side : {'L', 'R'})
+    for (char uplo : {'U', 'L'}) symm_case("partial", 0, side, uplo, 100, 60, -1.0, 100, 100, 0.0, 100, 0, true);
+  // Quick returns: n, m or k == 0, alpha == 0 (C's written part = beta C; beta == 0 zeroes NaN).
+  syrk_case("n=0", 0, 'U', 'N', 0, 3, 1.0, 1, 2.0, 1);
+  syrk_case("k=0 beta=2", 0, 'L', 'N', 5, 0, 1.0, 5, 2.0, 5);
+  syrk_case("alpha=0 beta=0 (NaN C)", 0, 'U', 'T', 5, 3, 0.0, 3, 0.0, 6);
+  syrk_case("alpha=0 beta=3 row", 101, 'L', 'N', 5, 3, 0.0, 3, 3.0, 5);
+  symm_case("m=0", 0, 'L', 'U', 0, 4, 1.0, 1, 1, 2.0, 1);
+  symm_case("n=0", 0, 'R', 'U', 4, 0, 1.0, 1, 4, 2.0, 4);
+  symm_case("alpha=0 beta=0 (NaN C)", 0, 'L', 'L', 5, 4, 0.0, 5, 5, 0.0, 5);
+  symm_case("alpha=0 beta=2 row", 101, 'R', 'U', 5, 4, 0.0, 4, 4, 2.0, 4);
+  // Invalid arguments: reference DSYRK's / DSYMM's numbers through the system's routine and xerbla_;
+  // cblas: whatever the system's cblas_xerbla receives.
+  syrk_case("bad uplo", 0, 'X', 'N', 4, 4, 1.0, 4, 0.0, 4, 1);
+  syrk_case("bad trans", 0, 'U', 'Q', 4, 4, 1.0, 4, 0.0, 4, 2);
+  syrk_case("n<0", 0, 'U', 'N', -1, 4, 1.0, 4, 0.0, 4, 3);
+  syrk_case("k<0", 0, 'L', 'N', 4, -1, 1.0, 4, 0.0, 4, 4);
+  syrk_case("lda<n (N)", 0, 'L', 'N', 4, 4, 1.0, 3, 0.0, 4, 7);
+  syrk_case("lda<k (T)", 0, 'U', 'T', 4, 5, 1.0, 4, 0.0, 4, 7);
+  syrk_case("ldc<n", 0, 'U', 'N', 4, 4, 1.0, 4, 0.0, 3, 10);
+  symm_case("bad side", 0, 'X', 'U', 4, 4, 1.0, 4, 4, 0.0, 4, 1);
+  symm_case("bad uplo", 0, 'L', 'Q', 4, 4, 1.0, 4, 4, 0.0, 4, 2);
+  symm_case("m<0", 0, 'L', 'U', -1, 4, 1.0, 4, 4, 0.0, 4, 3);
+  symm_case("n<0", 0, 'R', 'U', 4, -1, 1.0, 4, 4, 0.0, 4, 4);
+  symm_case("lda<n (R)", 0, 'R', 'U', 4, 5, 1.0, 4, 4, 0.0, 4, 7);
+  symm_case("ldb<m", 0, 'L', 'U', 4, 5, 1.0, 4, 3, 0.0, 4, 9);
+  symm_case("ldc<m", 0, 'L', 'L', 4, 5, 1.0, 4, 4, 0.0, 3, 12);
+  syrk_case("bad layout", 100, 'U', 'N', 4, 4, 1.0, 4, 0.0, 4, -1);
+  syrk_case("bad uplo row", 101, 'X', 'N', 4, 4, 1.0, 4, 0.0, 4, -1);
+  syrk_case("lda bad row (N)", 101, 'U', 'N', 4, 5, 1.0, 4, 0.0, 4, -1);
+  symm_case("bad side col", 102, 'X', 'U', 4, 4, 1.0, 4, 4, 0.0, 4, -1);
+  symm_case("ldb bad row", 101, 'L', 'U', 4, 5, 1.0, 4, 4, 0.0, 5, -1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool expect_preload = argc >= 3 && std::strcmp(argv[1], "--expect-preload") == 0;
+  g_arm_partial = expect_preload && std::strcmp(argv[2], "mock-partial") == 0;
   // Valid calls: every operation pair (upper and lower case), padded leading dimensions, beta 0
   // (C full of NaN must not matter), 1 and -0.5.
   const char ops[] = {'N', 'T', 'C', 'n', 't', 'c'};
@@ -299,9 +555,10 @@ int main(int argc, char** argv) {
   cblas<Z>("bad transb row", 101, 111, 114, 4, 4, 4, 1.0, 4, 4, 0.0, 4);
   cblas<Z>("lda bad row (C)", 101, 113, 111, 4, 5, 6, 1.0, 3, 5, 0.0, 5);
   cblas<Z>("ldc bad row", 101, 111, 111, 4, 5, 6, 1.0, 6, 5, 0.0, 4);
+  symmetric_cases();
   std::fflush(stdout);
 
-  if (argc >= 3 && std::strcmp(argv[1], "--expect-preload") == 0) {
+  if (expect_preload) {
     const std::string variant = argv[2];
     Dl_info info{};
     void* f = dlsym(RTLD_DEFAULT, "dgemm_");
@@ -321,15 +578,23 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "  %-28s %llu (want %s%lld)\n", name, got, want < 0 ? "> " : "", want < 0 ? 0 : want);
       if (want < 0 ? got == 0 : got != (unsigned long long)want) ++g_bad;
     };
-    const int calls = g_dgemm_calls + g_cblas_calls + g_zgemm_calls + g_cblas_z_calls;
-    std::fprintf(stderr, "blas counters after %d dgemm_, %d cblas_dgemm, %d zgemm_ and %d cblas_zgemm calls (variant "
-                 "%s):\n", g_dgemm_calls, g_cblas_calls, g_zgemm_calls, g_cblas_z_calls, variant.c_str());
+    const int calls = g_dgemm_calls + g_cblas_calls + g_zgemm_calls + g_cblas_z_calls + g_sym_calls[0] +
+                      g_sym_calls[1] + g_sym_calls[2] + g_sym_calls[3];
+    std::fprintf(stderr, "blas counters after %d dgemm_, %d cblas_dgemm, %d zgemm_, %d cblas_zgemm, %d dsyrk_, %d "
+                 "cblas_dsyrk, %d dsymm_ and %d cblas_dsymm calls (variant %s):\n", g_dgemm_calls, g_cblas_calls,
+                 g_zgemm_calls, g_cblas_z_calls, g_sym_calls[0], g_sym_calls[1], g_sym_calls[2], g_sym_calls[3],
+                 variant.c_str());
     expect("calls", calls);
     expect("api:dgemm_", g_dgemm_calls);
     expect("api:cblas_dgemm", g_cblas_calls);
     expect("api:zgemm_", g_zgemm_calls);
     expect("api:cblas_zgemm", g_cblas_z_calls);
-    const int invalid = 14 + 12 + 6 + 4;  // the invalid dgemm_, cblas_dgemm, zgemm_ and cblas_zgemm cases above
+    expect("api:dsyrk_", g_sym_calls[0]);
+    expect("api:cblas_dsyrk", g_sym_calls[1]);
+    expect("api:dsymm_", g_sym_calls[2]);
+    expect("api:cblas_dsymm", g_sym_calls[3]);
+    // the invalid dgemm_, cblas_dgemm, zgemm_ and cblas_zgemm cases above, and the symmetric ones
+    const int invalid = 14 + 12 + 6 + 4 + g_sym_invalid;
     const bool mock = variant.rfind("mock", 0) == 0;
     if (!mock) {
       expect("declined", calls);
@@ -346,7 +611,12 @@ int main(int argc, char** argv) {
       expect("declined:ozgemm-unavailable", 0);
       expect("declined:quick-return", -1);
       expect("gemms", (long long)counter("intercepted"));
-      const int failures = variant == "mock-partial" ? 1 : 0;
+      // mock-partial: the variant's failing copy (a DGEMM) and each armed symmetric case
+      const int failures = variant == "mock-partial" ? 1 + g_partial_armed : 0;
+      if (variant == "mock-partial" && g_partial_armed != 8) {  // the 8 "partial" symmetric cases
+        std::fprintf(stderr, "FAIL: %d of the 8 symmetric copy-back failures armed\n", g_partial_armed);
+        ++g_bad;
+      }
       expect("failed", failures);
       expect("declined:offload-failed", failures);
       expect("declined", (long long)(counter("declined:invalid-args") + counter("declined:quick-return") +

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/dropin/run_blas_tester.sh LIB TESTER — runs a netlib BLAS tester from Debian's libblas-test
-# (xblat3d: Fortran DGEMM, dblat3.in; xdcblat3: CBLAS DGEMM, din3; xblat3z: Fortran ZGEMM, zblat3.in;
-# xzcblat3: CBLAS ZGEMM, zin3) with LD_PRELOAD=LIB (libozgemm_blas.so) and checks its report: the
-# xGEMM error-exit and computational tests PASSED, no FAIL/SUSPECT/FATAL line for any routine, END OF
-# TESTS reached, and the library's counters show that it saw the calls (of the tester's element type).
+# (xblat3d: Fortran DGEMM, DSYRK, DSYMM, dblat3.in; xdcblat3: their CBLAS forms, din3; xblat3z: Fortran
+# ZGEMM, zblat3.in; xzcblat3: CBLAS ZGEMM, zin3) with LD_PRELOAD=LIB (libozgemm_blas.so) and checks its
+# report: the error-exit and computational tests of each routine the library takes PASSED, no
+# FAIL/SUSPECT/FATAL line for any routine, END OF TESTS reached, and the library's counters show that
+# it saw calls of each of those entry points (and of the tester's element type).
 # The testers always exit 0, so the report is what counts.
 #
 # Environment: OZGEMM_BLAS_* pass through (e.g. OZGEMM_BLAS_MIN_SIZE=0); OZGEMM_BLAS_TESTER_DIR: a
@@ -11,7 +12,8 @@
 # them), default /usr/lib/<triplet>/blas; OZGEMM_TESTER_LOG_DIR: keep the tester's output there;
 # OZGEMM_EXPECT_OFFLOAD=1: fail unless some calls of the tester's element type ran through ozgemm (the
 # GPU or the mock); OZGEMM_EXPECT_ALL_OFFLOADED=1: fail unless every such call that computes something
-# did (none declined but as invalid-args or quick-return).
+# did (none declined but as invalid-args or quick-return): with the entry points' calls seen, every
+# DSYRK / DSYMM that computes something was taken as well.
 # Exit 77 (skipped) when the tester is not installed.
 set -uo pipefail
 lib="$1" tester="$2"
@@ -27,20 +29,22 @@ if [ -z "$dir" ] || [ ! -x "$dir/$tester" ]; then
   exit 77
 fi
 case "$tester" in
-  xblat3d) input=dblat3.in; report=dblat3.out
-           must=("DGEMM  PASSED THE TESTS OF ERROR-EXITS" "DGEMM  PASSED THE COMPUTATIONAL TESTS") ;;
-  xdcblat3) input=din3; report=stdout.txt
-            must=("cblas_dgemm  PASSED THE TESTS OF ERROR-EXITS"
-                  "cblas_dgemm  PASSED THE COLUMN-MAJOR COMPUTATIONAL TESTS"
-                  "cblas_dgemm  PASSED THE ROW-MAJOR    COMPUTATIONAL TESTS") ;;
-  xblat3z) input=zblat3.in; report=zblat3.out; element=complex
-           must=("ZGEMM  PASSED THE TESTS OF ERROR-EXITS" "ZGEMM  PASSED THE COMPUTATIONAL TESTS") ;;
-  xzcblat3) input=zin3; report=stdout.txt; element=complex
-            must=("cblas_zgemm  PASSED THE TESTS OF ERROR-EXITS"
-                  "cblas_zgemm  PASSED THE COLUMN-MAJOR COMPUTATIONAL TESTS"
-                  "cblas_zgemm  PASSED THE ROW-MAJOR    COMPUTATIONAL TESTS") ;;
+  xblat3d) input=dblat3.in; report=dblat3.out; apis=(dgemm_ dsyrk_ dsymm_) ;;
+  xdcblat3) input=din3; report=stdout.txt; apis=(cblas_dgemm cblas_dsyrk cblas_dsymm) ;;
+  xblat3z) input=zblat3.in; report=zblat3.out; element=complex; apis=(zgemm_) ;;
+  xzcblat3) input=zin3; report=stdout.txt; element=complex; apis=(cblas_zgemm) ;;
   *) echo "unknown tester $tester"; exit 2 ;;
 esac
+# What the report must say of each entry point (the Fortran testers name the routine in capitals).
+must=()
+for api in "${apis[@]}"; do
+  case "$api" in
+    cblas_*) must+=("$api  PASSED THE TESTS OF ERROR-EXITS" "$api  PASSED THE COLUMN-MAJOR COMPUTATIONAL TESTS"
+                    "$api  PASSED THE ROW-MAJOR    COMPUTATIONAL TESTS") ;;
+    *) name=$(echo "${api%_}" | tr a-z A-Z)
+       must+=("$name  PASSED THE TESTS OF ERROR-EXITS" "$name  PASSED THE COMPUTATIONAL TESTS") ;;
+  esac
+done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -64,7 +68,7 @@ echo "$tester (exit $rc, $(awk "BEGIN{printf \"%.2f\", $end-$start}") s) with LD
 if [ ! -s "$report" ]; then
   echo "FAIL: no report ($report)"; cat stderr.txt; exit 1
 fi
-grep -Ei "gemm" "$report" | sed 's/^/  /'
+grep -Ei "gemm|syrk|symm" "$report" | sed 's/^/  /'
 for m in "${must[@]}"; do
   grep -qF "$m" "$report" || { echo "FAIL: missing '$m'"; status=1; }
 done
@@ -86,8 +90,14 @@ other = s["declined"] - r.get("invalid-args", 0) - r.get("quick-return", 0)
 print(s["calls"], e["intercepted"], e["emulated_ozaki1"], e["emulated_ozaki2"], e["ozgemm_native"], other)
 PY
 )
+  for api in "${apis[@]}"; do
+    seen=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["calls_by_api"].get(sys.argv[2], 0))' \
+           stats.json "$api")
+    echo "  $api: $seen calls seen"
+    if [ "$seen" -eq 0 ]; then echo "FAIL: libozgemm_blas.so saw no $api call"; status=1; fi
+  done
   if [ "${calls:-0}" -eq 0 ]; then echo "FAIL: libozgemm_blas.so saw no call (not interposed?)"; status=1; fi
-  echo "  $tester: ${calls:-0} GEMM calls seen, ${intercepted:-0} $element run by ozgemm on the GPU" \
+  echo "  $tester: ${calls:-0} calls seen, ${intercepted:-0} $element run by ozgemm on the GPU" \
        "(emulated: ${oz1:-0} Ozaki-I, ${oz2:-0} Ozaki-II; ${native:-0} native by ozgemm's choice)"
   if [ "${OZGEMM_EXPECT_OFFLOAD:-0}" = 1 ] && [ "${intercepted:-0}" -eq 0 ]; then
     echo "FAIL: OZGEMM_EXPECT_OFFLOAD=1 but no $element call went through ozgemm"; status=1

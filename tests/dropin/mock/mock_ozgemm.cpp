@@ -59,6 +59,8 @@ API long mock_ozgemm_created(void) { return g_created.load(); }
 API long mock_ozgemm_destroyed(void) { return g_destroyed.load(); }
 API long mock_ozgemm_calls(void) { return g_calls.load(); }
 API cudaStream_t mock_ozgemm_last_stream(void) { return g_last_stream.load(); }
+// Device-to-host copies so far (MOCK_D2H_FAIL_AT counts the same ones; it is read at each copy).
+API long mock_ozgemm_d2h_copies(void) { return g_d2h.load(); }
 
 API ozgemmStatus_t ozgemmCreate(ozgemmHandle_t* h) {
   if (env_long("MOCK_NO_GPU", 0)) return OZGEMM_STATUS_ARCH_MISMATCH;
