@@ -235,7 +235,8 @@ cudaError_t launch_oz2_reconstruct(const Oz2ReconstructArgs& args, const numeric
 // Step 1's statistics of each of rows_pad rows (the real ones over the row's 2k parts):
 // shift[r] = shift_from_max(largest finite |part|), flag[r] = 1 if a part is Inf/NaN, and
 // S[r] = sum of oz2_norm_term(part, shift[r] - 1) over the finite parts. Rows >= view.rows get the
-// values of an all-zero row. Two reads of the operand (S needs the shift).
+// values of an all-zero row. One read of the operand: S from per-group states at the groups' own
+// shifts (numerics/ozaki2_complex.hpp, Oz2cNormState), exact.
 cudaError_t launch_oz2c_stats(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
                               int64_t* S, cudaStream_t stream);
 // Step 2: sft[r] = shift[r] - 1 + oz2_extra_shift(S[r], c) and, for each modulus i < c.n (c: the

@@ -709,6 +709,57 @@ void check_inverse_exhaustive() {
 }
 }  // namespace
 
+// The statistics kernel's one-read S (Oz2cNormState: groups at their own shifts, merged in any
+// order) equals the direct sum of oz2_norm_term at the row's shift, on rows whose parts span many
+// binades (groups whose shifts differ from the row's by 0 .. past 6), with zeros, subnormals and
+// non-finite parts left out as the kernel does.
+TEST(Ozaki2ComplexNumerics, OneReadNormEqualsTheTwoPassNorm) {
+  std::mt19937_64 rng(2035);
+  std::uniform_real_distribution<double> u(1.0, 2.0);
+  for (int t = 0; t < 3000; ++t) {
+    const int k = 1 + int(rng() % 300), spread = int(rng() % 80);
+    const int base = int(rng() % 2000) - 1000 - (t % 10 == 0 ? 1100 : 0);  // some rows in the subnormals
+    std::vector<double> parts(size_t(2 * k));
+    for (double& x : parts) {
+      const int kind = int(rng() % 16);
+      x = kind == 0 ? 0.0 : std::ldexp(u(rng), std::max(-1074, base - int(rng() % uint64_t(spread + 1))));
+      if (kind == 1 && t % 3 == 0) x = std::numeric_limits<double>::infinity();
+      if (rng() & 1) x = -x;
+    }
+    double mx = 0.0;
+    for (double x : parts)
+      if (nm::is_finite(x)) mx = std::max(mx, std::fabs(x));
+    const int32_t sh = nm::shift_from_max(mx);
+    int64_t want = 0;
+    for (double x : parts)
+      if (nm::is_finite(x)) want += nm::oz2_norm_term(x, sh - 1);
+    // Groups of random sizes, merged in a random tree order.
+    std::vector<nm::Oz2cNormState> states;
+    for (size_t i = 0; i < parts.size();) {
+      const size_t n = std::min(parts.size() - i, size_t(1 + rng() % 20));
+      double gmax = 0.0;
+      for (size_t j = i; j < i + n; ++j)
+        if (nm::is_finite(parts[j])) gmax = std::max(gmax, std::fabs(parts[j]));
+      nm::Oz2cNormState g;
+      if (gmax > 0.0) {
+        g.g = nm::shift_from_max(gmax) - 1;
+        for (size_t j = i; j < i + n; ++j)
+          if (nm::is_finite(parts[j])) nm::oz2c_norm_add(g, parts[j]);
+      }
+      states.push_back(g);
+      i += n;
+    }
+    while (states.size() > 1) {
+      const size_t a = rng() % states.size();
+      size_t b = rng() % (states.size() - 1);
+      if (b >= a) ++b;
+      nm::oz2c_norm_merge(states[a], states[b]);
+      states.erase(states.begin() + static_cast<std::ptrdiff_t>(b));
+    }
+    ASSERT_EQ(nm::oz2c_norm_of(states[0], sh), want) << "row " << t << " (k " << k << ", spread " << spread << ")";
+  }
+}
+
 TEST(Ozaki2ComplexNumerics, KernelForwardTransformExactAtTheRangeEnds) { check_forward_range_ends<0>(); }
 
 TEST(Ozaki2ComplexNumerics, KernelInverseTransformExhaustivePerModulus) { check_inverse_exhaustive<0>(); }

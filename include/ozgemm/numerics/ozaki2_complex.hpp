@@ -29,6 +29,7 @@
 // any exact way; the FP64 steps are fixed here operation by operation.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 #include "ozgemm/export.h"
@@ -202,6 +203,65 @@ OZGEMM_HD Oz2cResidueBiased oz2c_inverse_biased(float f1, float f2) {
 OZGEMM_HD double oz2c_biased_double(float biased) {
   const uint64_t bits = (uint64_t(0x43380000u) << 32) | bits_of(biased);
   return add_rn(double_of(bits), -6755400703541248.0);  // -(1.5 2^52 + 0x4B400000), 0x4B400000 = bits(M)
+}
+
+// ---- The scaling norm S in one read of the operand (the statistics kernel's form) ----
+// S_r = sum over the row's finite parts of ceil(|x| 2^s0)^2, s0 = shift_from_max(row max) - 1, needs
+// the row's maximum first. Exactly from one read instead: a group of parts (the values a thread
+// holds at once) with non-zero maximum takes its own g = shift_from_max(group max) - 1 >= s0 (the
+// shift never increases with the maximum) and digits a = ceil(|x| 2^g) <= 64; since
+// ceil(ceil(y) / 2^d) = ceil(y / 2^d), the row's digit of x is ceil(a / 2^(g - s0)). So a state
+// keeps, for its smallest g, T[e] = sum ceil(a / 2^e)^2, e < kOz2cNormDepth, and ceil(a / 2^e) =
+// [a > 0] for every e >= 6 (a <= 64), so T[6] serves all larger e. Merging two states is exact and
+// order-free (integer sums), and S_r = T[min(g - s0, 6)].
+constexpr int kOz2cNormDepth = 7;
+struct Oz2cNormState {
+  int32_t g = INT32_MAX;  // INT32_MAX: no non-zero part yet (T all 0)
+  uint64_t T[kOz2cNormDepth] = {};
+};
+// A part's terms under the state's g: a = ceil(|x| 2^g) in [0, 64], T[e] += ceil(a / 2^e)^2.
+OZGEMM_HD void oz2c_norm_add(Oz2cNormState& st, double x) {
+  uint32_t a = static_cast<uint32_t>(scaled_ceil(x, st.g));
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int e = 0; e < kOz2cNormDepth; ++e) {
+    st.T[e] += uint64_t(a) * a;
+    a = (a + 1) >> 1;  // ceil(a / 2^(e + 1)) from ceil(a / 2^e)
+  }
+}
+// T re-expressed for g + d (d >= 0): T[e] becomes T[min(e + d, 6)].
+OZGEMM_HD void oz2c_norm_coarsen(uint64_t (&T)[kOz2cNormDepth], int64_t d) {
+  for (int64_t i = 0; i < d && i < kOz2cNormDepth - 1; ++i) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int e = 0; e + 1 < kOz2cNormDepth; ++e) T[e] = T[e + 1];
+  }
+}
+// into += other (either may be empty).
+OZGEMM_HD void oz2c_norm_merge(Oz2cNormState& into, Oz2cNormState other) {
+  if (other.g == INT32_MAX) return;
+  if (into.g == INT32_MAX) {
+    into = other;
+    return;
+  }
+  if (other.g < into.g) {
+    oz2c_norm_coarsen(into.T, int64_t(into.g) - other.g);
+    into.g = other.g;
+  } else {
+    oz2c_norm_coarsen(other.T, int64_t(other.g) - into.g);
+  }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int e = 0; e < kOz2cNormDepth; ++e) into.T[e] += other.T[e];
+}
+// S of the row from its state and its shift_from_max (row_shift - 1 <= g for every group).
+OZGEMM_HD int64_t oz2c_norm_of(const Oz2cNormState& st, int32_t row_shift) {
+  if (st.g == INT32_MAX) return 0;
+  const int64_t d = int64_t(st.g) - (int64_t(row_shift) - 1);
+  return static_cast<int64_t>(st.T[d < kOz2cNormDepth - 1 ? d : kOz2cNormDepth - 1]);
 }
 
 // ---- FP64 steps, in their fixed order (fma only where written) ----
