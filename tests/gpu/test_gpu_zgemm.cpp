@@ -74,6 +74,9 @@ struct Case {
   }
 };
 
+// A case of op(A) = ta, op(B) = tb and m x n x k, the other fields at their defaults.
+Case op_case(ComplexOp ta, ComplexOp tb, int m, int n, int k) { return Case{ta, tb, m, n, k}; }
+
 class GpuZgemm : public ::testing::TestWithParam<ozgemmVariant_t> {
  protected:
   void SetUp() override {
@@ -156,12 +159,7 @@ TEST_P(GpuZgemm, AllOpPairsLeadingDimensionsAlphaBeta) {
   int i = 0;
   for (ComplexOp ta : ops)
     for (ComplexOp tb : ops) {
-      Case c;
-      c.ta = ta;
-      c.tb = tb;
-      c.m = 71;
-      c.n = 45;
-      c.k = 133;
+      Case c = op_case(ta, tb, 71, 45, 133);
       c.pad = 3 + i % 4;
       c.alpha = alphas[i % 3];
       c.beta = betas[(i / 3) % 3];
@@ -216,12 +214,7 @@ TEST_P(GpuZgemm, TileAndGroupEdgesBitwiseEqualHost) {
   const ComplexOp ops[] = {ComplexOp::N, ComplexOp::T, ComplexOp::C};
   int i = 0;
   for (auto& sh : shapes) {
-    Case c;
-    c.m = sh[0];
-    c.n = sh[1];
-    c.k = sh[2];
-    c.ta = ops[i % 3];
-    c.tb = ops[(i / 3) % 3];
+    Case c = op_case(ops[i % 3], ops[(i / 3) % 3], sh[0], sh[1], sh[2]);
     c.pad = i % 2;
     c.moduli = i % 2 ? 15 : 18;
     c.beta = i % 4 == 3 ? zcomplex(0.5, -1.0) : zcomplex(0.0, 0.0);
@@ -238,13 +231,7 @@ TEST_P(GpuZgemm, WideRangeRowsOneReadNormsBitwiseEqualHost) {
   std::uniform_int_distribution<int> binades(0, 70);
   for (ComplexOp ta : {ComplexOp::N, ComplexOp::C})
     for (ComplexOp tb : {ComplexOp::N, ComplexOp::T}) {
-      Case c;
-      c.ta = ta;
-      c.tb = tb;
-      c.m = 37;
-      c.n = 29;
-      c.k = 1100;
-      c.moduli = 16;
+      Case c = op_case(ta, tb, 37, 29, 1100);
       const bool ta_n = ta == ComplexOp::N, tb_n = tb == ComplexOp::N;
       const int a_rows = ta_n ? c.m : c.k, a_cols = ta_n ? c.k : c.m, b_rows = tb_n ? c.k : c.n, b_cols = tb_n ? c.n : c.k;
       std::vector<zcomplex> A = complex_matrix(a_rows, a_cols, a_rows, 0.5, 0.5, rng_);
