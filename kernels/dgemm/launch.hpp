@@ -235,13 +235,15 @@ cudaError_t launch_oz2_reconstruct(const Oz2ReconstructArgs& args, const numeric
 // Step 1's statistics of each of rows_pad rows (the real ones over the row's 2k parts):
 // shift[r] = shift_from_max(largest finite |part|), flag[r] = 1 if a part is Inf/NaN, and
 // S[r] = sum of oz2_norm_term(part, shift[r] - 1) over the finite parts. Rows >= view.rows get the
-// values of an all-zero row. Two reads of the operand (S needs the shift).
+// values of an all-zero row. One read of the operand: S from per-group states at the groups' own
+// shifts (numerics/ozaki2_complex.hpp, Oz2cNormState), exact.
 cudaError_t launch_oz2c_stats(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
                               int64_t* S, cudaStream_t stream);
 // Step 2: sft[r] = shift[r] - 1 + oz2_extra_shift(S[r], c) and, for each modulus i < c.n (c: the
 // complex set's constants, ozaki2_complex_constants), the 2M planes oz2c_forward of the residues of
 // A'r, A'i (op C: A'i negated): plane 2i + t (t = 0: x0, 1: x1) at res + (2i + t) * plane, entry
 // (r, l) at r * kpad + l, for r < rows_pad, l < kpad (0 for padding; non-finite parts count as 0).
+// Packed 4-byte stores: kpad and plane multiples of 4, res 4-byte aligned (else cudaErrorInvalidValue).
 cudaError_t launch_oz2c_residues(const ComplexOperandView& view, const int32_t* shift, const int64_t* S,
                                  const numerics::Ozaki2Constants& c, int64_t rows_pad, int64_t kpad, int64_t plane,
                                  int8_t* res, int32_t* sft, cudaStream_t stream);
@@ -249,6 +251,8 @@ cudaError_t launch_oz2c_residues(const ComplexOperandView& view, const int32_t* 
 // + (2i + t) * plane_elems, entry (r, c) at r + c * ld; int32 planes reduced to sym_mod(., p_i) here,
 // int8 ones already reduced), oz2c_inverse per modulus, oz2c_reconstruct_n, oz2c_apply_alpha_beta;
 // entries whose row or column holds Inf/NaN take oz2c_special_accumulate over the raw operands.
+// int8 planes (oz2c_inverse_biased, the same integers): ld and plane_elems multiples of 4, the planes
+// 4-byte aligned, rows readable to the next multiple of 4 (chunks are whole kRowAlign rows).
 using Oz2cReconstructArgs = Oz2ReconstructArgsOf<double2, ComplexOperandView>;
 cudaError_t launch_oz2c_reconstruct(const Oz2cReconstructArgs& args, const numerics::Ozaki2Constants& c,
                                     cudaStream_t stream);
@@ -258,7 +262,8 @@ cudaError_t launch_oz2c_reconstruct(const Oz2cReconstructArgs& args, const numer
 // launch_magnitudes: mag[r * ld + l] = the element's magnitude digit max(floor|ar'|, floor|ai'|)
 // (oz2c_magnitude_terms; 0 for padding; a non-finite part counts as 0) for r < rows_pad, l < kpad,
 // U[r] += the parts' unit terms and S[r] += their oz2_norm_term (U and S zeroed by the caller; S is
-// required: complex data has Ozaki-II only). Conjugation (view.conj) changes none of them.
+// required: complex data has Ozaki-II only). Conjugation (view.conj) changes none of them. The complex
+// launch_magnitudes packs 4 digits a store: kpad and ld multiples of 4, mag 4-byte aligned.
 cudaError_t launch_row_shifts(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
                               RowDigits digits, cudaStream_t stream);
 cudaError_t launch_magnitudes(const ComplexOperandView& view, const int32_t* shift, int64_t rows_pad, int64_t kpad,

@@ -608,19 +608,26 @@ TEST(Ozaki2ComplexAccuracy, PerEntryRatioEqualsTheHostEvaluation) {
   }
 }
 
-// ---- The GPU kernels' integer forms for the complex moduli (kernels/dgemm/ozaki2_complex.cu) ----
+// ---- The GPU kernels' integer and FP32 forms for the complex moduli (kernels/dgemm/ozaki2_complex.cu) ----
 namespace {
 // Modulus I.. N-1's residue of a = trunc(x 2^e) from the FP32 pieces (the residue kernel's form)
-// against the reference's oz2_scaled_residue, and sym_mod_i32 (the unfused reconstruction's int32
-// reduction) against sym_mod on the same integer's residue-class representatives.
+// against the reference's oz2_scaled_residue; the kernel's FP32 forward transform of the element
+// x + i y (oz2c_forward_biased from both parts' pieces) against oz2c_forward of the reference's
+// residues; and sym_mod_i32 (the unfused reconstruction's int32 reduction) against sym_mod.
 template <int I, int N, int W>
-void expect_kernel_residues(double x, int e, const nm::Oz2Pieces<W>& pc, int32_t v32) {
+void expect_kernel_residues(double x, double y, int e, const nm::Oz2Pieces<W>& pc, const nm::Oz2Pieces<W>& py,
+                            int32_t v32) {
   if constexpr (I < N) {
     constexpr int P = nm::kComplexModuliTable[I];
-    ASSERT_EQ(nm::oz2_unbias(nm::oz2_residue_biased<P>(pc.f)), nm::oz2_scaled_residue(x, e, P))
+    const int32_t ur = nm::oz2_scaled_residue(x, e, P), ui = nm::oz2_scaled_residue(y, e, P);
+    ASSERT_EQ(nm::oz2_unbias(nm::oz2_residue_biased<P>(pc.f)), ur)
         << x << " 2^" << e << " mod " << P << " at " << N << " moduli";
+    const nm::Oz2cPlanes want = nm::oz2c_forward(ur, ui, nm::oz2c_modulus(I));
+    const nm::Oz2cPlanesBiased got = nm::oz2c_forward_biased<I>(pc.f, py.f);
+    ASSERT_EQ(nm::oz2_unbias(got.x0), want.x0) << x << " + i " << y << " 2^" << e << " mod " << P << " at " << N;
+    ASSERT_EQ(nm::oz2_unbias(got.x1), want.x1) << x << " + i " << y << " 2^" << e << " mod " << P << " at " << N;
     ASSERT_EQ(nm::sym_mod_i32<P>(v32), nm::sym_mod(v32, P)) << v32 << " mod " << P;
-    expect_kernel_residues<I + 1, N>(x, e, pc, v32);
+    expect_kernel_residues<I + 1, N>(x, y, e, pc, py, v32);
   }
 }
 template <int N>
@@ -633,13 +640,129 @@ void check_kernel_residues(std::mt19937_64& rng) {
       if (rng() & 1) x = -x;
       const int b = int(rng() % uint64_t(kBits + 3)) - 3;  // the top bit of |x| 2^e
       const int e = b - std::ilogb(x);
+      // The imaginary part: its own top bit below the real part's range end, either sign, 0 at times.
+      const int by = int(rng() % uint64_t(kBits + 3)) - 3;
+      double y = t % 7 == 0 ? 0.0 : std::ldexp(u(rng), by - e);
+      if (rng() & 1) y = -y;
       const auto v32 = static_cast<int32_t>(static_cast<uint32_t>(rng()));
-      expect_kernel_residues<0, N>(x, e, nm::oz2_pieces_for_count<N>(x, e), v32);
+      expect_kernel_residues<0, N>(x, y, e, nm::oz2_pieces_for_count<N>(x, e), nm::oz2_pieces_for_count<N>(y, e), v32);
     }
     check_kernel_residues<N + 1>(rng);
   }
 }
+
+// The FP32 forward transform at the ends of its range: t_re at +-(the largest piece sum at any
+// count) and near it, t_im over every residue class and at both ends, against oz2c_forward of the
+// symmetric residues (oz2c_forward_biased with one piece: t itself).
+int64_t largest_piece_sum(int p) {
+  int64_t b = 0;
+  for (int n = nm::kMinModuli; n <= nm::kMaxModuli; ++n) b = std::max(b, nm::oz2_piece_sum_bound(p, n));
+  return b;
+}
+template <int I>
+void check_forward_range_ends() {
+  if constexpr (I < 20) {
+    constexpr int P = nm::kComplexModuliTable[I];
+    const nm::Oz2cModulus md = nm::oz2c_modulus(I);
+    const int64_t bound = largest_piece_sum(P);
+    std::vector<int64_t> ts = {0, 1, -1};
+    for (int64_t d = 0; d < 2 * P; ++d) {
+      ts.push_back(bound - d);
+      ts.push_back(-bound + d);
+    }
+    for (int64_t t_re : ts) {
+      for (int64_t t_im = -int64_t(P); t_im <= P; ++t_im) {
+        for (int64_t shift_im : {int64_t(0), bound - P, -bound + P}) {
+          const int64_t ti = t_im + shift_im;
+          const float re[1] = {static_cast<float>(t_re)}, im[1] = {static_cast<float>(ti)};
+          const nm::Oz2cPlanesBiased got = nm::oz2c_forward_biased<I>(re, im);
+          const nm::Oz2cPlanes want = nm::oz2c_forward(nm::sym_mod(t_re, P), nm::sym_mod(ti, P), md);
+          ASSERT_EQ(nm::oz2_unbias(got.x0), want.x0) << t_re << " + i " << ti << " mod " << P;
+          ASSERT_EQ(nm::oz2_unbias(got.x1), want.x1) << t_re << " + i " << ti << " mod " << P;
+        }
+      }
+    }
+    check_forward_range_ends<I + 1>();
+  }
+}
+
+// The reconstruction's FP32 inverse (oz2c_inverse_biased on the bytes as biased floats, the residue
+// as a double by oz2c_biased_double) against oz2c_inverse, every pair of symmetric residues.
+template <int I>
+void check_inverse_exhaustive() {
+  if constexpr (I < 20) {
+    const nm::Oz2cModulus md = nm::oz2c_modulus(I);
+    const int h = (md.p - 1) / 2;
+    for (int u1 = -h; u1 <= h; ++u1)
+      for (int u2 = -h; u2 <= h; ++u2) {
+        const float f1 = static_cast<float>(u1) + nm::kOz2cByteBias, f2 = static_cast<float>(u2) + nm::kOz2cByteBias;
+        ASSERT_EQ(nm::bits_of(f1), 0x4B000000u | uint32_t(u1 + 128));  // the kernel's byte permute
+        const nm::Oz2cResidueBiased got = nm::oz2c_inverse_biased<I>(f1, f2);
+        const nm::Oz2cResidue want = nm::oz2c_inverse(u1, u2, md);
+        ASSERT_EQ(nm::oz2_unbias(got.re), want.re) << u1 << " " << u2 << " mod " << md.p;
+        ASSERT_EQ(nm::oz2_unbias(got.im), want.im) << u1 << " " << u2 << " mod " << md.p;
+        ASSERT_EQ(nm::bits_of(nm::oz2c_biased_double(got.re)), nm::bits_of(static_cast<double>(want.re)));
+        ASSERT_EQ(nm::bits_of(nm::oz2c_biased_double(got.im)), nm::bits_of(static_cast<double>(want.im)));
+      }
+    check_inverse_exhaustive<I + 1>();
+  }
+}
 }  // namespace
+
+// The statistics kernel's one-read S (Oz2cNormState: groups at their own shifts, merged in any
+// order) equals the direct sum of oz2_norm_term at the row's shift, on rows whose parts span many
+// binades (groups whose shifts differ from the row's by 0 .. past 6), with zeros, subnormals and
+// non-finite parts left out as the kernel does.
+TEST(Ozaki2ComplexNumerics, OneReadNormEqualsTheTwoPassNorm) {
+  std::mt19937_64 rng(2035);
+  std::uniform_real_distribution<double> u(1.0, 2.0);
+  for (int t = 0; t < 3000; ++t) {
+    const int k = 1 + int(rng() % 300), spread = int(rng() % 80);
+    const int base = int(rng() % 2000) - 1000 - (t % 10 == 0 ? 1100 : 0);  // some rows in the subnormals
+    std::vector<double> parts(size_t(2 * k));
+    for (double& x : parts) {
+      const int kind = int(rng() % 16);
+      x = kind == 0 ? 0.0 : std::ldexp(u(rng), std::max(-1074, base - int(rng() % uint64_t(spread + 1))));
+      if (kind == 1 && t % 3 == 0) x = std::numeric_limits<double>::infinity();
+      if (rng() & 1) x = -x;
+    }
+    double mx = 0.0;
+    for (double x : parts)
+      if (nm::is_finite(x)) mx = std::max(mx, std::fabs(x));
+    const int32_t sh = nm::shift_from_max(mx);
+    int64_t want = 0;
+    for (double x : parts)
+      if (nm::is_finite(x)) want += nm::oz2_norm_term(x, sh - 1);
+    // Groups of random sizes, merged in a random tree order.
+    std::vector<nm::Oz2cNormState> states;
+    for (size_t i = 0; i < parts.size();) {
+      const size_t n = std::min(parts.size() - i, size_t(1 + rng() % 20));
+      double gmax = 0.0;
+      for (size_t j = i; j < i + n; ++j)
+        if (nm::is_finite(parts[j])) gmax = std::max(gmax, std::fabs(parts[j]));
+      nm::Oz2cNormState g;
+      if (gmax > 0.0) {
+        g.g = nm::shift_from_max(gmax) - 1;
+        for (size_t j = i; j < i + n; ++j)
+          if (nm::is_finite(parts[j])) nm::oz2c_norm_add(g, parts[j]);
+      }
+      states.push_back(g);
+      i += n;
+    }
+    while (states.size() > 1) {
+      const size_t a = rng() % states.size();
+      size_t b = rng() % (states.size() - 1);
+      if (b >= a) ++b;
+      nm::oz2c_norm_merge(states[a], states[b]);
+      states.erase(states.begin() + static_cast<std::ptrdiff_t>(b));
+    }
+    ASSERT_EQ(nm::oz2c_norm_of(states[0], sh), want) << "row " << t << " (k " << k << ", spread " << spread << ")";
+  }
+}
+
+TEST(Ozaki2ComplexNumerics, KernelForwardTransformExactAtTheRangeEnds) { check_forward_range_ends<0>(); }
+
+TEST(Ozaki2ComplexNumerics, KernelInverseTransformExhaustivePerModulus) { check_inverse_exhaustive<0>(); }
 
 TEST(Ozaki2ComplexNumerics, KernelResidueFormsEqualTheReference) {
   std::mt19937_64 rng(2032);

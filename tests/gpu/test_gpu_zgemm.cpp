@@ -74,6 +74,9 @@ struct Case {
   }
 };
 
+// A case of op(A) = ta, op(B) = tb and m x n x k, the other fields at their defaults.
+Case op_case(ComplexOp ta, ComplexOp tb, int m, int n, int k) { return Case{ta, tb, m, n, k}; }
+
 class GpuZgemm : public ::testing::TestWithParam<ozgemmVariant_t> {
  protected:
   void SetUp() override {
@@ -156,12 +159,7 @@ TEST_P(GpuZgemm, AllOpPairsLeadingDimensionsAlphaBeta) {
   int i = 0;
   for (ComplexOp ta : ops)
     for (ComplexOp tb : ops) {
-      Case c;
-      c.ta = ta;
-      c.tb = tb;
-      c.m = 71;
-      c.n = 45;
-      c.k = 133;
+      Case c = op_case(ta, tb, 71, 45, 133);
       c.pad = 3 + i % 4;
       c.alpha = alphas[i % 3];
       c.beta = betas[(i / 3) % 3];
@@ -204,6 +202,59 @@ TEST_P(GpuZgemm, ModuliCountsAndPartRanges) {
   EXPECT_EQ(check(c, &A_real, &B_imag), 0) << "Im(A) = 0, Re(B) = 0";
   for (auto& z : A_wide) z = zcomplex(z.real(), std::ldexp(z.imag(), 30));
   EXPECT_EQ(check(c, &A_wide, &B), 0) << "|Im(A)| >> |Re(A)|";
+}
+
+// The per-element kernels' edges (kernels/dgemm/ozaki2_complex.cu): the residues and the int8
+// reconstruction take 4 consecutive k-indices / rows a thread, 8 threads a 32-wide tile row, 128 rows
+// a warp; the tiles have a no-bounds path when wholly inside the operand; op N / T / C give both
+// load directions (k-contiguous or not) for A and B. Row counts and k around those multiples.
+TEST_P(GpuZgemm, TileAndGroupEdgesBitwiseEqualHost) {
+  const int shapes[][3] = {{1, 3, 5},     {2, 5, 3},     {3, 2, 17},   {5, 7, 33},  {127, 9, 31},
+                           {129, 6, 64},  {131, 4, 250}, {64, 32, 64}, {65, 33, 70}, {259, 11, 129}};
+  const ComplexOp ops[] = {ComplexOp::N, ComplexOp::T, ComplexOp::C};
+  int i = 0;
+  for (auto& sh : shapes) {
+    Case c = op_case(ops[i % 3], ops[(i / 3) % 3], sh[0], sh[1], sh[2]);
+    c.pad = i % 2;
+    c.moduli = i % 2 ? 15 : 18;
+    c.beta = i % 4 == 3 ? zcomplex(0.5, -1.0) : zcomplex(0.0, 0.0);
+    ++i;
+    EXPECT_EQ(check(c), 0) << c.describe();
+  }
+}
+
+// The statistics' one-read norm S (groups of 8 elements a thread at their own shifts, merged):
+// rows and columns whose parts span many binades, with the largest part in the first or the last
+// group of a thread, rows of zeros but one subnormal, and k long enough for several groups a thread
+// in both load directions. S sets the shifts, so any error shows as a differing result.
+TEST_P(GpuZgemm, WideRangeRowsOneReadNormsBitwiseEqualHost) {
+  std::uniform_int_distribution<int> binades(0, 70);
+  for (ComplexOp ta : {ComplexOp::N, ComplexOp::C})
+    for (ComplexOp tb : {ComplexOp::N, ComplexOp::T}) {
+      Case c = op_case(ta, tb, 37, 29, 1100);
+      const bool ta_n = ta == ComplexOp::N, tb_n = tb == ComplexOp::N;
+      const int a_rows = ta_n ? c.m : c.k, a_cols = ta_n ? c.k : c.m, b_rows = tb_n ? c.k : c.n, b_cols = tb_n ? c.n : c.k;
+      std::vector<zcomplex> A = complex_matrix(a_rows, a_cols, a_rows, 0.5, 0.5, rng_);
+      std::vector<zcomplex> B = complex_matrix(b_rows, b_cols, b_rows, 0.5, 0.5, rng_);
+      // Element (r, l) of op(A) / (l, col) of op(B) in the stored layout.
+      auto at_a = [&](int r, int l) -> zcomplex& { return ta_n ? A[size_t(r) + size_t(l) * a_rows] : A[size_t(l) + size_t(r) * a_rows]; };
+      auto at_b = [&](int l, int col) -> zcomplex& { return tb_n ? B[size_t(l) + size_t(col) * b_rows] : B[size_t(col) + size_t(l) * b_rows]; };
+      for (int r = 0; r < c.m; ++r)
+        for (int l = 0; l < c.k; ++l) {
+          zcomplex& z = at_a(r, l);
+          z = zcomplex(std::ldexp(z.real(), -binades(rng_)), std::ldexp(z.imag(), -binades(rng_)));
+        }
+      for (int col = 0; col < c.n; ++col)
+        for (int l = 0; l < c.k; ++l) {
+          zcomplex& z = at_b(l, col);
+          z = zcomplex(std::ldexp(z.real(), -binades(rng_)), std::ldexp(z.imag(), -binades(rng_)));
+        }
+      for (int r = 0; r < c.m; r += 3) at_a(r, (r % 2) ? c.k - 1 : r % 7) *= 1e6;  // a far larger part, first or last group
+      for (int col = 0; col < c.n; col += 4) at_b((col % 2) ? c.k - 2 : col % 5, col) *= zcomplex(0.0, -3e5);
+      for (int l = 0; l < c.k; ++l) at_a(1, l) = zcomplex(0.0, 0.0);
+      at_a(1, c.k / 2) = zcomplex(0.0, 4.9e-324);  // zeros but one subnormal
+      EXPECT_EQ(check(c, &A, &B), 0) << c.describe();
+    }
 }
 
 TEST_P(GpuZgemm, KPastTheInt32Chunk) {

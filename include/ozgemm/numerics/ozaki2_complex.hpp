@@ -29,6 +29,7 @@
 // any exact way; the FP64 steps are fixed here operation by operation.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 #include "ozgemm/export.h"
@@ -104,21 +105,163 @@ constexpr Oz2cModulus oz2c_modulus(int i) {
 }
 
 // ---- The transform ----
+// The symmetric residue of an int32 v modulo an odd p, one 32-bit remainder (the transform's values
+// lie far inside int32: sym_mod's 64-bit split is not needed).
+OZGEMM_HD int32_t oz2c_sym_mod(int32_t v, int32_t p) {
+  const int32_t r = v % p, h = (p - 1) / 2;  // C++ truncating %: in (-p, p)
+  return r > h ? r - p : (r < -h ? r + p : r);
+}
 // The two planes' residues of x = ur + i ui (ur, ui symmetric residues, |.| <= 128): |ur +- j ui| <=
 // 128 + 120 128 < 2^31.
 struct Oz2cPlanes {
   int8_t x0, x1;
 };
 OZGEMM_HD Oz2cPlanes oz2c_forward(int32_t ur, int32_t ui, const Oz2cModulus& m) {
-  return Oz2cPlanes{static_cast<int8_t>(sym_mod(int64_t(ur) + int64_t(m.j) * ui, m.p)),
-                    static_cast<int8_t>(sym_mod(int64_t(ur) - int64_t(m.j) * ui, m.p))};
+  return Oz2cPlanes{static_cast<int8_t>(oz2c_sym_mod(ur + m.j * ui, m.p)),
+                    static_cast<int8_t>(oz2c_sym_mod(ur - m.j * ui, m.p))};
 }
 // Re and Im residues from the planes' products U1, U2 (symmetric residues): |U1 +- U2| |inv| <= 240 120.
 struct Oz2cResidue {
   int32_t re, im;
 };
 OZGEMM_HD Oz2cResidue oz2c_inverse(int32_t u1, int32_t u2, const Oz2cModulus& m) {
-  return Oz2cResidue{sym_mod(int64_t(u1 + u2) * m.inv2, m.p), sym_mod(int64_t(u1 - u2) * m.inv2j, m.p)};
+  return Oz2cResidue{oz2c_sym_mod((u1 + u2) * m.inv2, m.p), oz2c_sym_mod((u1 - u2) * m.inv2j, m.p)};
+}
+
+// ---- The kernels' FP32 forms of the transform (the same integers; tests/cpu/test_ozaki2_complex) ----
+// FP32 instructions issue at twice the integer ones' rate, and the 32-bit remainders by constants
+// (several IMAD/SHF each) left the residue and reconstruction passes issue-bound (H100, ncu). Every
+// step below is exact (integers below 2^24 in FP32); the roundings to integers use kOz2Magic as
+// oz2_sym_mod_biased does, whose proof (numerics/ozaki2.hpp) needs |t| < 2^23 and P odd.
+// t - P rint(t / P) = sym_P(t) for an integer |t| < 2^23 held in FP32 (unbiased: no + M).
+template <int P>
+OZGEMM_HD float oz2c_sym_mod_float(float t) {
+  const float q = add_rn(fma_rn(t, 1.0f / static_cast<float>(P), kOz2Magic), -kOz2Magic);
+  return fma_rn(-q, static_cast<float>(P), t);
+}
+// Forward, modulus I, from the FP32 pieces of A'r and A'i (oz2_pieces_for_count): t_re, t_im as
+// oz2_residue_biased sums them (|t| <= oz2_piece_sum_bound(P, n), t = A' mod P), ui = sym_P(t_im),
+// a = t_re +- j ui (exact: |a| < 2^23, oz2c_forward_sums_below_2_23), x = oz2_sym_mod_biased(a): the
+// planes of oz2c_forward(sym_P(A'r), sym_P(A'i)) as r + M (low byte: the int8; oz2_unbias: the int32).
+struct Oz2cPlanesBiased {
+  float x0, x1;
+};
+template <int I, int W>
+OZGEMM_HD Oz2cPlanesBiased oz2c_forward_biased(const float (&re)[W], const float (&im)[W]) {
+  constexpr int P = kComplexModuliTable[I];
+  constexpr float J = static_cast<float>(kComplexModuliJ[I]);
+  float t_re = re[0], t_im = im[0];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int l = 1; l < W; ++l) {
+    const float c = static_cast<float>(oz2_piece_weight(P, l));
+    t_re = fma_rn(re[l], c, t_re);
+    t_im = fma_rn(im[l], c, t_im);
+  }
+  const float ui = oz2c_sym_mod_float<P>(t_im);
+  return Oz2cPlanesBiased{oz2_sym_mod_biased<P>(fma_rn(J, ui, t_re)), oz2_sym_mod_biased<P>(fma_rn(-J, ui, t_re))};
+}
+// The premise of oz2c_forward_biased: |t_re| + j (p - 1) / 2 < 2^23 at every count and modulus.
+constexpr bool oz2c_forward_sums_below_2_23() {
+  for (int n = kMinModuli; n <= kMaxModuli; ++n)
+    for (int i = 0; i < n; ++i) {
+      const int p = kComplexModuliTable[i];
+      if (oz2_piece_sum_bound(p, n) + int64_t(kComplexModuliJ[i]) * ((p - 1) / 2) >= (int64_t(1) << 23)) return false;
+    }
+  return true;
+}
+static_assert(oz2c_forward_sums_below_2_23(), "oz2c_forward_biased's exact FP32 sums");
+
+// Inverse, modulus I, from the planes' residues as biased floats f = u + kOz2cByteBias (u in
+// [-128, 127]; the kernels build them from the int8 bytes by one byte permute, u + 128 in the low
+// byte of 2^23's bits): s = u1 + u2 = f1 + (f2 - 2 kOz2cByteBias) and d = u1 - u2 = f1 - f2, exact;
+// then re = sym_P(s inv2), im = sym_P(d inv2j) as r + M: t + M = fma(s, inv2, M) exact (|t| <= 240
+// 120 < 2^22), q = rint(s fl(inv2 / P)) = rint(t / P) (|s| |fl(c) - c| <= 240 2^-26 < 1 / (2P), and
+// t / P is at least 1 / (2P) from a half-integer, P odd), r + M = fma(-q, P, t + M) exact.
+constexpr float kOz2cByteBias = 8388736.0f;  // 2^23 + 128: the float whose bits are 0x4B000080
+struct Oz2cResidueBiased {
+  float re, im;
+};
+// sym_P(s inv) + M; inv_over_p = fl(inv / P).
+OZGEMM_HD float oz2c_scaled_sym_mod_biased(float s, float inv, float p, float inv_over_p) {
+  const float q = add_rn(fma_rn(s, inv_over_p, kOz2Magic), -kOz2Magic);
+  return fma_rn(-q, p, fma_rn(s, inv, kOz2Magic));
+}
+template <int I>
+OZGEMM_HD Oz2cResidueBiased oz2c_inverse_biased(float f1, float f2) {
+  constexpr Oz2cModulus md = oz2c_modulus(I);
+  constexpr float p = static_cast<float>(md.p), inv2 = static_cast<float>(md.inv2), inv2j = static_cast<float>(md.inv2j);
+  constexpr float inv2_over_p = inv2 / p, inv2j_over_p = inv2j / p;
+  const float s = add_rn(f1, add_rn(f2, -2.0f * kOz2cByteBias)), d = add_rn(f1, -f2);
+  return Oz2cResidueBiased{oz2c_scaled_sym_mod_biased(s, inv2, p, inv2_over_p),
+                           oz2c_scaled_sym_mod_biased(d, inv2j, p, inv2j_over_p)};
+}
+// The residue r of a biased float r + M (|r| < 2^22) as an exact double without a conversion
+// instruction (oz2_residue_double's reason): the bits 0x43380000:bits(r + M) are 1.5 2^52 +
+// bits(M) + r, and one subtraction leaves r.
+OZGEMM_HD double oz2c_biased_double(float biased) {
+  const uint64_t bits = (uint64_t(0x43380000u) << 32) | bits_of(biased);
+  return add_rn(double_of(bits), -6755400703541248.0);  // -(1.5 2^52 + 0x4B400000), 0x4B400000 = bits(M)
+}
+
+// ---- The scaling norm S in one read of the operand (the statistics kernel's form) ----
+// S_r = sum over the row's finite parts of ceil(|x| 2^s0)^2, s0 = shift_from_max(row max) - 1, needs
+// the row's maximum first. Exactly from one read instead: a group of parts (the values a thread
+// holds at once) with non-zero maximum takes its own g = shift_from_max(group max) - 1 >= s0 (the
+// shift never increases with the maximum) and digits a = ceil(|x| 2^g) <= 64; since
+// ceil(ceil(y) / 2^d) = ceil(y / 2^d), the row's digit of x is ceil(a / 2^(g - s0)). So a state
+// keeps, for its smallest g, T[e] = sum ceil(a / 2^e)^2, e < kOz2cNormDepth, and ceil(a / 2^e) =
+// [a > 0] for every e >= 6 (a <= 64), so T[6] serves all larger e. Merging two states is exact and
+// order-free (integer sums), and S_r = T[min(g - s0, 6)].
+constexpr int kOz2cNormDepth = 7;
+struct Oz2cNormState {
+  int32_t g = INT32_MAX;  // INT32_MAX: no non-zero part yet (T all 0)
+  uint64_t T[kOz2cNormDepth] = {};
+};
+// A part's terms under the state's g: a = ceil(|x| 2^g) in [0, 64], T[e] += ceil(a / 2^e)^2.
+OZGEMM_HD void oz2c_norm_add(Oz2cNormState& st, double x) {
+  uint32_t a = static_cast<uint32_t>(scaled_ceil(x, st.g));
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int e = 0; e < kOz2cNormDepth; ++e) {
+    st.T[e] += uint64_t(a) * a;
+    a = (a + 1) >> 1;  // ceil(a / 2^(e + 1)) from ceil(a / 2^e)
+  }
+}
+// T re-expressed for g + d (d >= 0): T[e] becomes T[min(e + d, 6)].
+OZGEMM_HD void oz2c_norm_coarsen(uint64_t (&T)[kOz2cNormDepth], int64_t d) {
+  for (int64_t i = 0; i < d && i < kOz2cNormDepth - 1; ++i) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int e = 0; e + 1 < kOz2cNormDepth; ++e) T[e] = T[e + 1];
+  }
+}
+// into += other (either may be empty).
+OZGEMM_HD void oz2c_norm_merge(Oz2cNormState& into, Oz2cNormState other) {
+  if (other.g == INT32_MAX) return;
+  if (into.g == INT32_MAX) {
+    into = other;
+    return;
+  }
+  if (other.g < into.g) {
+    oz2c_norm_coarsen(into.T, int64_t(into.g) - other.g);
+    into.g = other.g;
+  } else {
+    oz2c_norm_coarsen(other.T, int64_t(other.g) - into.g);
+  }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int e = 0; e < kOz2cNormDepth; ++e) into.T[e] += other.T[e];
+}
+// S of the row from its state and its shift_from_max (row_shift - 1 <= g for every group).
+OZGEMM_HD int64_t oz2c_norm_of(const Oz2cNormState& st, int32_t row_shift) {
+  if (st.g == INT32_MAX) return 0;
+  const int64_t d = int64_t(st.g) - (int64_t(row_shift) - 1);
+  return static_cast<int64_t>(st.T[d < kOz2cNormDepth - 1 ? d : kOz2cNormDepth - 1]);
 }
 
 // ---- FP64 steps, in their fixed order (fma only where written) ----
