@@ -172,7 +172,8 @@ OZGEMM_HD int slices_lower_bound(int32_t q_max_rows, int32_t q_max_cols) {
 //   |C - AB|' <= u { 2.02 (|A||B|)' + T2 + 2^(2 - d_r - d_c) recon_abs_u },
 //   T2 / u = 2^(53 - kUnitBits) ( [!ex_r] 2^(1 - d_r) U_c + [!ex_c] 2^(1 - d_c) U_r ),
 // and with P <= (|A||B|)' the contract |C - AB| <= c u |A||B| holds when
-//   R2(N) = 2.03 + (T2 / u + 2^(2 - d_r - d_c) recon_abs_u) (1 + 2^-40) / P  <=  c.
+//   R2(N) = 2.03 + (T2 / u + 2^(2 - d_r - d_c) recon_abs_u) (1 + 2^-40) / P  <=  c,
+// or the same with 2^-14 P14 in place of P (the finer lower bound below: never a larger R2).
 // R2 >= 2.03, so depths k <= 2 (c = k) never take Ozaki-II. R2 is not monotone in N in general (the
 // constants grow with P while d grows), so the decision reduces every N's maximum and takes the
 // smallest N whose maximum meets c.
