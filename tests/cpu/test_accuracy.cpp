@@ -50,7 +50,8 @@ Family adversarial_inputs(int64_t m, int64_t n, int64_t k, std::mt19937_64& rng)
 }
 
 // The input families of the issue: phi in {-1, 0, 0.5, 1, 2, 4}, rows and columns with one dominant
-// element, mixed scales 2^+-500 inside one row, subnormals, integers.
+// element, mixed scales 2^+-500 inside one row, subnormals, integers, adversarial (truncation errors
+// of one sign).
 std::vector<Family> families(int64_t m, int64_t n, int64_t k, std::mt19937_64& rng) {
   std::vector<Family> f;
   for (double phi : {-1.0, 0.0, 0.5, 1.0, 2.0, 4.0})
