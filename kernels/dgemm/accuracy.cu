@@ -30,7 +30,7 @@ dim3 entry_grid(int64_t rows, int64_t cols) {
 __global__ void __launch_bounds__(kThreads) magnitudes_kernel(OperandView v, const int32_t* __restrict__ shift,
                                                                int64_t rows_pad, int64_t kpad, int64_t ld,
                                                                uint8_t* __restrict__ mag, int64_t* __restrict__ U,
-                                                               int64_t* __restrict__ S) {
+                                                               int64_t* __restrict__ S, uint8_t* __restrict__ mag_low) {
   __shared__ tile::Tile t;
   const tile::Origin at = tile::origin(kpad);
   const int64_t r0 = at.r0, l0 = at.l0;
@@ -50,6 +50,7 @@ __global__ void __launch_bounds__(kThreads) magnitudes_kernel(OperandView v, con
       const bool finite = nm::is_finite(x);
       const nm::MagnitudeTerms terms = finite ? nm::magnitude_terms(x, sh) : nm::MagnitudeTerms{0, 0, 0};
       mag[r * ld + l] = static_cast<uint8_t>(terms.digit);
+      if (mag_low) mag_low[r * ld + l] = static_cast<uint8_t>(finite ? nm::magnitude_low_digit(x, sh) : 0);
       usum += static_cast<unsigned long long>(terms.unit);
       if (S) ssum += static_cast<unsigned long long>(terms.norm);
     }
@@ -194,11 +195,22 @@ __device__ void oz2_bound_rows(const Oz2BoundArgs& a2, int64_t r, int64_t c0, ui
       for (int b = 1; b < a.pblocks; ++b)
 #pragma unroll
         for (int u = 0; u < kOz2BoundBatch; ++u) P[u] += j0 + u < cols_here ? Pj[b * a.plane_elems + u * a.ld] : 0;
+      if (a2.X) {  // the finer lower bound: P becomes P14 = 2^14 P + 2^7 X + Y (block-uniform)
+        const int32_t *Xj = a2.X + r + (c0 + j0) * a.ld, *Yj = a2.Y + r + (c0 + j0) * a.ld;
+#pragma unroll
+        for (int u = 0; u < kOz2BoundBatch; ++u) {
+          if (j0 + u >= cols_here) continue;
+          int64_t x = 0, y = 0;
+          for (int b = 0; b < a2.xblocks; ++b) x += Xj[b * a.plane_elems + u * a.ld];
+          for (int b = 0; b < a.pblocks; ++b) y += Yj[b * a.plane_elems + u * a.ld];
+          P[u] = nm::oz2_fine_lower_bound(P[u], x, y);
+        }
+      }
 #pragma unroll
       for (int u = 0; u < kOz2BoundBatch; ++u) {
         const int j = j0 + u;
         if (j >= cols_here || sh.col_skip[j]) continue;
-        const double inv_P = nm::oz2_inverse(P[u]), u_col = sh.col_u[j];
+        const double inv_P = a2.X ? nm::oz2_inverse_fine(P[u]) : nm::oz2_inverse(P[u]), u_col = sh.col_u[j];
 #pragma unroll
         for (int s = 0; s < S; ++s) {
           const int w = w_of[s];
@@ -295,11 +307,12 @@ cudaError_t launch_oz2_bound(const Oz2BoundArgs& args, cudaStream_t stream) {
 }
 
 cudaError_t launch_magnitudes(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t kpad,
-                              int64_t ld, uint8_t* mag, int64_t* U, int64_t* S, cudaStream_t stream) {
+                              int64_t ld, uint8_t* mag, int64_t* U, int64_t* S, cudaStream_t stream, uint8_t* mag_low) {
   if (rows_pad <= 0 || kpad <= 0) return cudaSuccess;
   const int64_t tiles = tile::count(rows_pad, kpad);
   if (tiles > tile::kMaxTiles) return cudaErrorInvalidValue;
-  magnitudes_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, rows_pad, kpad, ld, mag, U, S);
+  magnitudes_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(view, shift, rows_pad, kpad, ld, mag, U, S,
+                                                                           mag_low);
   return cudaGetLastError();
 }
 

@@ -48,9 +48,11 @@ cudaError_t launch_row_shifts(const OperandView& view, int64_t rows_pad, int32_t
 // The accuracy decision's second pass over an operand (numerics/accuracy.hpp), after the shifts:
 // mag[r * ld + l] = magnitude_digit(X(r, l)) for r < rows_pad, l < kpad (0 for padding and Inf/NaN),
 // and U[r] += sum over the row of unit_term (U zeroed by the caller); with S (Ozaki-II's candidate,
-// zeroed by the caller) also S[r] += sum of oz2_norm_term(x, shift - 1), the Ozaki-II scaling's norm.
+// zeroed by the caller) also S[r] += sum of oz2_norm_term(x, shift - 1), the Ozaki-II scaling's norm;
+// with mag_low also mag_low[r * ld + l] = magnitude_low_digit (the finer lower bound's second digit).
 cudaError_t launch_magnitudes(const OperandView& view, const int32_t* shift, int64_t rows_pad, int64_t kpad,
-                              int64_t ld, uint8_t* mag, int64_t* U, int64_t* S, cudaStream_t stream);
+                              int64_t ld, uint8_t* mag, int64_t* U, int64_t* S, cudaStream_t stream,
+                              uint8_t* mag_low = nullptr);
 
 // The decision's reduction over the entries of one column chunk of C (rows x cols, columns
 // col0 ..): each finite entry's smallest count s >= s_from with R(s) <= target (max into
@@ -103,6 +105,13 @@ struct Oz2BoundArgs {
   // Complex data (the 2M scheme's R2c, numerics/ozaki2_complex.hpp): the sides are oz2c_side's (the
   // excess terms times sqrt2), d_a / d_b and recon_abs_u the complex set's.
   bool complex_data = false;
+  // Real data, optional: the finer lower bound P14 = 2^14 P + 2^7 X + Y (numerics::oz2_fine_lower_bound)
+  // in place of P. X: xblocks int32 planes, Y: base.pblocks planes, both in P's layout (entry (r, c) of
+  // plane b at b * base.plane_elems + r + c * base.ld), each summed exactly: any exact split of
+  // X = sum_l mag(a) low(b) + low(a) mag(b) and Y = sum_l low(a) low(b) over the planes. nullptr: P.
+  const int32_t* X = nullptr;
+  const int32_t* Y = nullptr;
+  int xblocks = 0;
 };
 cudaError_t launch_oz2_bound(const Oz2BoundArgs& args, cudaStream_t stream);
 

@@ -27,6 +27,7 @@ OperandStats stats(int64_t rows, int64_t k, Get get) {
   s.q.assign(rows, 1);
   s.U.assign(rows, 0);
   s.mag.assign(size_t(rows * k), 0);
+  s.mag_low.assign(size_t(rows * k), 0);
   s.S.assign(rows, 0);
   detail::parallel_for(rows, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -54,6 +55,7 @@ OperandStats stats(int64_t rows, int64_t k, Get get) {
         u += t.unit;
         norm += t.norm;
         s.mag[size_t(r * k + l)] = static_cast<uint8_t>(t.digit);
+        s.mag_low[size_t(r * k + l)] = static_cast<uint8_t>(nm::magnitude_low_digit(v, sh));
       }
       s.U[r] = u;
       s.S[r] = norm;
@@ -73,21 +75,37 @@ OperandStats stats_cols_of_op_b(Op transb, int64_t k, int64_t n, const double* B
   return stats(n, k, [=](int64_t c, int64_t l) { return op_elem(B, ldb, transb, l, c); });
 }
 
-std::vector<int64_t> magnitude_product(const OperandStats& a, const OperandStats& b) {
+namespace {
+// sum_l x(a_rl) y(b_lc) of two digit planes (rows x k, k-contiguous), exact; m x n column-major.
+std::vector<int64_t> digit_product(const OperandStats& a, const std::vector<uint8_t>& x_a, const OperandStats& b,
+                                   const std::vector<uint8_t>& y_b) {
   if (a.k != b.k) throw std::invalid_argument("magnitude_product: depths differ");
   const int64_t m = a.rows, n = b.rows, k = a.k;
   std::vector<int64_t> P(size_t(m * n), 0);
   detail::parallel_for(n, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c)
       for (int64_t r = 0; r < m; ++r) {
-        const uint8_t* x = a.mag.data() + r * k;
-        const uint8_t* y = b.mag.data() + c * k;
+        const uint8_t* x = x_a.data() + r * k;
+        const uint8_t* y = y_b.data() + c * k;
         int64_t sum = 0;
         for (int64_t l = 0; l < k; ++l) sum += int64_t(x[l]) * int64_t(y[l]);
         P[size_t(r + c * m)] = sum;
       }
   });
   return P;
+}
+}  // namespace
+
+std::vector<int64_t> magnitude_product(const OperandStats& a, const OperandStats& b) {
+  return digit_product(a, a.mag, b, b.mag);
+}
+
+std::vector<int64_t> fine_magnitude_product(const OperandStats& a, const OperandStats& b) {
+  const std::vector<int64_t> P = magnitude_product(a, b), X1 = digit_product(a, a.mag, b, b.mag_low),
+                             X2 = digit_product(a, a.mag_low, b, b.mag), Y = digit_product(a, a.mag_low, b, b.mag_low);
+  std::vector<int64_t> P14(P.size());
+  for (size_t i = 0; i < P.size(); ++i) P14[i] = nm::oz2_fine_lower_bound(P[i], X1[i] + X2[i], Y[i]);
+  return P14;
 }
 
 std::vector<double> entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P, int s) {
@@ -142,9 +160,9 @@ AccuracyDecision decide_slices(Op transa, Op transb, int64_t m, int64_t n, int64
   return d;
 }
 
-std::vector<double> oz2_entry_ratios_with(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
+std::vector<double> oz2_entry_ratios_with(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& L,
                                           const nm::Ozaki2Constants& c, nm::Oz2Side (*side)(int32_t q, int32_t d),
-                                          double recon_abs_u) {
+                                          double recon_abs_u, Oz2LowerBound lower) {
   const int64_t m = a.rows, n = b.rows;
   std::vector<nm::Oz2Side> sa, sb;
   for (int64_t r = 0; r < m; ++r) sa.push_back(side(a.q[size_t(r)], nm::oz2_extra_shift(a.S[size_t(r)], c)));
@@ -154,8 +172,9 @@ std::vector<double> oz2_entry_ratios_with(const OperandStats& a, const OperandSt
     for (int64_t col = c0; col < c1; ++col)
       for (int64_t r = 0; r < m; ++r) {
         if (a.nonfinite[r] || b.nonfinite[col]) continue;
+        const int64_t l = L[size_t(r + col * m)];
         R[size_t(r + col * m)] = nm::oz2_entry_ratio(
-            nm::oz2_inverse(P[size_t(r + col * m)]), nm::int64_to_double_rn(a.U[size_t(r)]),
+            lower == Oz2LowerBound::Digits14 ? nm::oz2_inverse_fine(l) : nm::oz2_inverse(l), nm::int64_to_double_rn(a.U[size_t(r)]),
             nm::int64_to_double_rn(b.U[size_t(col)]), sa[size_t(r)], sb[size_t(col)], a.shift[r] + b.shift[col],
             recon_abs_u);
       }
@@ -163,10 +182,10 @@ std::vector<double> oz2_entry_ratios_with(const OperandStats& a, const OperandSt
   return R;
 }
 
-std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
-                                     int moduli) {
+std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& L,
+                                     int moduli, Oz2LowerBound lower) {
   const nm::Ozaki2Constants& c = nm::ozaki2_constants(moduli);
-  return oz2_entry_ratios_with(a, b, P, c, nm::oz2_side, c.recon_abs_u);
+  return oz2_entry_ratios_with(a, b, L, c, nm::oz2_side, c.recon_abs_u, lower);
 }
 
 Ozaki2Decision smallest_moduli_meeting(int64_t k, const std::function<std::vector<double>(int moduli)>& ratios) {
@@ -186,9 +205,10 @@ Ozaki2Decision smallest_moduli_meeting(int64_t k, const std::function<std::vecto
 }
 
 Ozaki2Decision decide_moduli(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A, int64_t lda,
-                             const double* B, int64_t ldb) {
+                             const double* B, int64_t ldb, Oz2LowerBound lower) {
   const DecisionInputs in = decision_inputs("decide_moduli", transa, transb, m, n, k, A, lda, B, ldb);
-  return smallest_moduli_meeting(k, [&](int moduli) { return oz2_entry_ratios(in.a, in.b, in.P, moduli); });
+  const std::vector<int64_t> L = lower == Oz2LowerBound::Digits14 ? fine_magnitude_product(in.a, in.b) : in.P;
+  return smallest_moduli_meeting(k, [&](int moduli) { return oz2_entry_ratios(in.a, in.b, L, moduli, lower); });
 }
 
 }  // namespace ref

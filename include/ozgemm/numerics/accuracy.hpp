@@ -172,7 +172,8 @@ OZGEMM_HD int slices_lower_bound(int32_t q_max_rows, int32_t q_max_cols) {
 //   |C - AB|' <= u { 2.02 (|A||B|)' + T2 + 2^(2 - d_r - d_c) recon_abs_u },
 //   T2 / u = 2^(53 - kUnitBits) ( [!ex_r] 2^(1 - d_r) U_c + [!ex_c] 2^(1 - d_c) U_r ),
 // and with P <= (|A||B|)' the contract |C - AB| <= c u |A||B| holds when
-//   R2(N) = 2.03 + (T2 / u + 2^(2 - d_r - d_c) recon_abs_u) (1 + 2^-40) / P  <=  c.
+//   R2(N) = 2.03 + (T2 / u + 2^(2 - d_r - d_c) recon_abs_u) (1 + 2^-40) / P  <=  c,
+// or the same with 2^-14 P14 in place of P (the finer lower bound below: never a larger R2).
 // R2 >= 2.03, so depths k <= 2 (c = k) never take Ozaki-II. R2 is not monotone in N in general (the
 // constants grow with P while d grows), so the decision reduces every N's maximum and takes the
 // smallest N whose maximum meets c.
@@ -220,6 +221,28 @@ OZGEMM_HD double oz2_entry_excess(double inv_P, double u_row, double u_col, doub
   return mul_rn(mul_rn(t, 1.0000000000009095), inv_P);  // (1 + 2^-40)
 }
 OZGEMM_HD double oz2_recon_y(double recon_abs_u, const Oz2Side& col) { return mul_rn(recon_abs_u, col.y); }
+
+// ---- The finer lower bound of |A||B| (docs/numerics.md, "The finer lower bound") ----
+// The magnitude digits at 14 bits: m14(x) = floor(|x'| 2^7) = 2^7 mag + low, mag = floor(|x'|) the
+// magnitude digit, low in [0, 127] (magnitude_low_digit). Every term m14(a) m14(b) <= 2^14 |a'||b'|, so
+//   P14_rc = sum_l m14(a_rl) m14(b_lc) = 2^14 P + 2^7 X + Y <= 2^14 (|A||B|)'_rc,
+//   X = sum_l mag(a) low(b) + low(a) mag(b)  (one INT8 product of depth 2k),  Y = sum_l low(a) low(b),
+// exact integers (order-free). P14 >= 2^14 P, so R2 with P14 never exceeds R2 with P (up to the last
+// rounding); it is finite where P is 0 but some pair of elements is within 2^-14 of its row's and
+// column's maxima. int64 holds P14 for k < 2^35 (P14 < 2^28 k).
+constexpr int kMagLowBits = 7;
+OZGEMM_HD int32_t magnitude_low_digit(double x, int32_t shift) {
+  return static_cast<int32_t>(scaled_floor(x, shift + kMagLowBits) & ((int64_t(1) << kMagLowBits) - 1));
+}
+OZGEMM_HD int64_t oz2_fine_lower_bound(int64_t P, int64_t X, int64_t Y) {
+  return P * (int64_t(1) << (2 * kMagLowBits)) + X * (int64_t(1) << kMagLowBits) + Y;
+}
+// 1 / (P14 2^-14) rounded (0 for P14 = 0): the inv_P that R2 takes with the finer lower bound. The
+// conversion of P14 (exact below 2^53) and 1/P14 round once each, covered by R2's (1 + 2^-40); the
+// scaling by 2^14 is exact, so P14 = 2^14 P (X = Y = 0) gives oz2_inverse(P)'s bits.
+OZGEMM_HD double oz2_inverse_fine(int64_t P14) {
+  return P14 > 0 ? mul_rn(rcp_rn(int64_to_double_rn(P14)), pow2_normal(2 * kMagLowBits)) : 0.0;
+}
 
 // R2(N) of one entry (above) from its parts (U as int64_to_double_rn); +inf when no guarantee is
 // possible (P = 0, or a result outside the normal range). 2.03 + excess: adding 2.03 is monotone, so
