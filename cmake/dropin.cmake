@@ -29,7 +29,8 @@ ozgemm_dropin_flags(ozgemm_dropin_common)
 foreach(lib hook blas)
   if(lib STREQUAL "hook")
     set(sources ${OZGEMM_DROPIN_DIR}/hook.cpp ${OZGEMM_DROPIN_DIR}/hook_legacy.cpp
-                ${OZGEMM_DROPIN_DIR}/hook_symmetric.cpp ${OZGEMM_DROPIN_DIR}/hook_lt.cpp)
+                ${OZGEMM_DROPIN_DIR}/hook_symmetric.cpp ${OZGEMM_DROPIN_DIR}/hook_lt.cpp
+                ${OZGEMM_DROPIN_DIR}/hook_dlsym.cpp)
   else()
     set(sources ${OZGEMM_DROPIN_DIR}/blas.cpp ${OZGEMM_DROPIN_DIR}/device_choice.cpp)
   endif()
@@ -182,6 +183,31 @@ if(OZGEMM_BUILD_TESTS)
                      -- $<TARGET_FILE:dropin_hook_lt_client>)
     list(APPEND all_dropin_tests dropin_hook_lt_mock_${accuracy})
   endforeach()
+  # The hook's dlsym (hook_dlsym.cpp): a program that dlopen()s the mock cuBLAS and cuBLASLt
+  # (RTLD_LOCAL) and looks their functions up on those handles, as XLA does: redirected to the hook by
+  # default (calls intercepted, results equal to the hook-off run), untouched with OZGEMM_HOOK_DLSYM=0.
+  add_executable(dropin_hook_dlsym_client ${mock}/hook_dlsym_client.cpp)
+  set_target_properties(dropin_hook_dlsym_client PROPERTIES CXX_STANDARD 17
+                                                            RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/dropin)
+  target_include_directories(dropin_hook_dlsym_client PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_definitions(dropin_hook_dlsym_client PRIVATE MOCK_CUBLAS="$<TARGET_FILE:dropin_mock_cublas>"
+                                                              MOCK_CUBLASLT="$<TARGET_FILE:dropin_mock_cublaslt>")
+  target_link_libraries(dropin_hook_dlsym_client PRIVATE ${CMAKE_DL_LIBS})
+  add_dependencies(dropin_hook_dlsym_client dropin_mock_cublas dropin_mock_cublaslt dropin_mock_ozgemm)
+  add_test(NAME dropin_hook_dlsym_redirect
+           COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=$<TARGET_FILE:dropin_mock_ozgemm>
+                   OZGEMM_HOOK_MIN_SIZE=0 OZGEMM_HOOK_ACCURACY=7 OZGEMM_HOOK_LOG=all HOOK_DLSYM_EXPECT=redirect
+                   bash ${dropin_tests}/expect_lines.sh
+                   "dlsym\\(\"cublasDgemm_v2\"\\) from .*dropin_hook_dlsym_client: the hook's function, forwarding to .*mock/libcublas\\.so"
+                   "dlsym\\(\"cublasLtMatmul\"\\) from .*: the hook's function, forwarding to .*mock/libcublasLt\\.so"
+                   "cublasLtMatmul NN m=13 n=11 k=9 -> ozgemm: "
+                   "summary: [0-9]+ dlsym lookups of cuBLAS functions on a library handle were answered with the hook's own"
+                   -- $<TARGET_FILE:dropin_hook_dlsym_client>)
+  add_test(NAME dropin_hook_dlsym_off
+           COMMAND ${CMAKE_COMMAND} -E env LD_PRELOAD=${hook_lib} OZGEMM_LIBRARY=$<TARGET_FILE:dropin_mock_ozgemm>
+                   OZGEMM_HOOK_MIN_SIZE=0 OZGEMM_HOOK_DLSYM=0 HOOK_DLSYM_EXPECT=off
+                   $<TARGET_FILE:dropin_hook_dlsym_client>)
+  list(APPEND all_dropin_tests dropin_hook_dlsym_redirect dropin_hook_dlsym_off)
   # What ozgemm ran, counted by scheme and count (HOOK_MOCK_EXPECT for the real matrices,
   # HOOK_MOCK_EXPECT_COMPLEX for the complex ones, in hook_mock_client.cpp); the settings reach the
   # mock through the C API. Complex data runs Ozaki-II in FIXED mode (16 moduli unless a moduli count

@@ -345,7 +345,7 @@ void Stats::intercepted(Element e, double flop, uint64_t ns) {
 }
 
 void Stats::reset() {
-  for (auto* c : {&calls, &declined, &failed, &internal}) c->store(0);
+  for (auto* c : {&calls, &declined, &failed, &internal, &dlsym_redirects}) c->store(0);
   for (auto& r : reasons) r.store(0);
   for (auto& a : per_api) a.store(0);
   all.reset();
@@ -468,7 +468,7 @@ uint64_t Stats::get(const char* name) const {
     const char* n;
     uint64_t v;
   } fixed[] = {{"calls", calls.load()}, {"declined", declined.load()}, {"failed", failed.load()},
-               {"internal", internal.load()}};
+               {"internal", internal.load()}, {"dlsym-redirects", dlsym_redirects.load()}};
   for (const auto& f : fixed)
     if (!std::strcmp(name, f.n)) return f.v;
   uint64_t v = 0;
@@ -499,6 +499,7 @@ std::string Stats::json() const {
   field("declined", declined.load());
   field("failed", failed.load());
   field("internal", internal.load());
+  field("dlsym-redirects", dlsym_redirects.load());
   append(j, all.json_members());
   std::string r;
   for (int i = 0; i < reason_count; ++i) append(r, member(reason_names[i], std::to_string(reasons[i].load())));
@@ -568,6 +569,9 @@ void Stats::print_summary() const {
   if (internal.load())
     say(prefix, "summary: %" PRIu64 " calls made from inside the drop-in itself were passed straight through",
         internal.load());
+  if (dlsym_redirects.load())
+    say(prefix, "summary: %" PRIu64 " dlsym lookups of cuBLAS functions on a library handle were answered with the hook's own",
+        dlsym_redirects.load());
 }
 
 void Stats::report_at_exit(const Settings& settings) const {

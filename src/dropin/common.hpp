@@ -179,6 +179,9 @@ struct Stats {
   std::atomic<uint64_t> declined{0};     // calls forwarded to the real function
   std::atomic<uint64_t> failed{0};       // calls where ozgemm failed and the real function ran instead
   std::atomic<uint64_t> internal{0};     // calls forwarded because this thread was inside the drop-in
+  // dlsym lookups of a cuBLAS function on a library handle answered with the drop-in's own (the hook's
+  // dlsym, hook_dlsym.cpp); counter "dlsym-redirects"
+  std::atomic<uint64_t> dlsym_redirects{0};
   std::atomic<uint64_t> reasons[kMaxReasons]{};
   std::atomic<uint64_t> per_api[kMaxApis]{};  // calls per entry point (names in api_names)
   Outcomes all;                               // every intercepted call
@@ -194,7 +197,7 @@ struct Stats {
   // One intercepted call of type e, done: its flops (gemm_flop over its matrices) and host time.
   void intercepted(Element e, double flop, uint64_t ns);
   void reset();
-  // Counter by name: calls, declined, failed, internal, declined:<reason>, api:<name>,
+  // Counter by name: calls, declined, failed, internal, dlsym-redirects, declined:<reason>, api:<name>,
   // native:<ozgemm's reason line>, the Outcomes names over all calls (intercepted, gemms, emulated,
   // emulated:ozaki1, emulated:ozaki2, ozgemm_native, unreported, flop, time_ns, slices:<s>,
   // moduli:<n>), and each of those for one element type as real:<name> / complex:<name>. Unknown
@@ -204,9 +207,9 @@ struct Stats {
   void print_summary() const;  // several lines to stderr
   // The JSON into buf (NUL-terminated, truncated to len); returns the length the whole text needs.
   size_t copy_json(char* buf, size_t len) const;
-  // Whether the process made a GEMM call: a process that did not (e.g. a tool spawned by the program,
+  // Whether the process made a GEMM call (or looked one up through the hook's dlsym): a process that did not (e.g. a tool spawned by the program,
   // inheriting LD_PRELOAD) reads no settings at exit, prints nothing and leaves the stats file alone.
-  bool any_calls() const { return calls.load() != 0 || internal.load() != 0; }
+  bool any_calls() const { return calls.load() != 0 || internal.load() != 0 || dlsym_redirects.load() != 0; }
   // At exit: the summary (log summary or all) and the stats file. Touches only objects that are
   // never freed (it runs after static destructors).
   void report_at_exit(const Settings& settings) const;

@@ -151,10 +151,21 @@ const void* self_base() {
   }();
   return base;
 }
-bool is_self(const void* fn) {
+
+}  // namespace
+
+bool is_self(const void* addr) {
   Dl_info info;
-  return fn && dladdr(fn, &info) && info.dli_fbase == self_base();
+  return addr && dladdr(addr, &info) && info.dli_fbase == self_base();
 }
+
+void note_dlsym_redirect(const char* name, const char* caller_file, const char* real_file) {
+  stats().dlsym_redirects.fetch_add(1, std::memory_order_relaxed);
+  if (config().settings.log == LogMode::All)
+    say(kPrefix, "dlsym(\"%s\") from %s: the hook's function, forwarding to %s", name, caller_file, real_file);
+}
+
+namespace {
 
 // ---- the real cuBLAS ------------------------------------------------------------------------------
 
@@ -182,7 +193,7 @@ Resolver& resolver() {
 }
 
 // The Real of the library that defines `fn` (a cuBLAS function). Called with resolver().mu held.
-const Real* real_of_library_defining(void* fn) {
+const Real* real_of_library_defining(const void* fn) {
   Resolver& R = resolver();
   Dl_info info;
   if (!fn || is_self(fn) || !dladdr(fn, &info) || !info.dli_fname) return nullptr;
@@ -258,10 +269,15 @@ const Real& real_for(const void* caller, bool* from_ozgemm, Library which) {
          base.find("libozgemm_blas") == std::string::npos;
     // cuBLAS's own cuBLASLt calls (its GEMMs' implementation) are not the program's.
     if (which == Library::CublasLt && base.rfind("libcublas", 0) == 0) oz = true;
-    // The caller's object and its dependencies: the library it was linked against.
-    if (void* obj = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
-      r = real_of_library_defining(dlsym(obj, kProbe[l]));
-      dlclose(obj);
+    // The library whose function the hook's dlsym stood in for, when the caller's object looked this
+    // entry point up (hook_dlsym.cpp); else the caller's object and its dependencies: the library it
+    // was linked against.
+    if (const void* fn = dlsym_redirected_real(info.dli_fbase, which)) r = real_of_library_defining(fn);
+    if (!r) {
+      if (void* obj = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
+        r = real_of_library_defining(dlsym(obj, kProbe[l]));
+        dlclose(obj);
+      }
     }
   }
   if (!r) r = resolve_fallback(which);

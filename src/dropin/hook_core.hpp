@@ -75,14 +75,26 @@ struct Real {
 // The libraries whose functions the hook interposes: cuBLAS (libcublas.so.*) and cuBLASLt (libcublasLt.so.*).
 enum class Library { Cublas, CublasLt };
 
-// The real cuBLAS (or cuBLASLt) for a call made from return address `caller`: the library that the
-// caller's own object resolves (its dependencies, searched with dlopen(RTLD_NOLOAD) + dlsym), else the
-// next definition after the hook (RTLD_NEXT), else an already loaded libcublas.so.{13,12,11}
-// (libcublasLt.so.*). Cached per call site. Functions that cannot be found stay null. *from_ozgemm:
-// the caller is ozgemm itself (an object whose file name contains "ozgemm", other than the drop-in
-// libraries) or, for cuBLASLt, cuBLAS (libcublas*, whose GEMMs may run on cuBLASLt): its calls pass
-// straight through, also when a program uses libozgemm directly.
+// The real cuBLAS (or cuBLASLt) for a call made from return address `caller`: for a caller whose
+// object looked the hook's entry points up with dlsym on a cuBLAS handle, the library whose function
+// that lookup found (hook_dlsym.cpp); else the library that the caller's own object resolves (its
+// dependencies, searched with dlopen(RTLD_NOLOAD) + dlsym), else the next definition after the hook
+// (RTLD_NEXT), else an already loaded libcublas.so.{13,12,11} (libcublasLt.so.*). Cached per call
+// site. Functions that cannot be found stay null. *from_ozgemm: the caller is ozgemm itself (an object
+// whose file name contains "ozgemm", other than the drop-in libraries) or, for cuBLASLt, cuBLAS
+// (libcublas*, whose GEMMs may run on cuBLASLt): its calls pass straight through, also when a program
+// uses libozgemm directly.
 const Real& real_for(const void* caller, bool* from_ozgemm, Library lib = Library::Cublas);
+
+// Whether addr lies in libozgemm_hook.so itself.
+bool is_self(const void* addr);
+
+// ---- dlsym (hook_dlsym.cpp) -------------------------------------------------------------------------
+// The real function that the hook's dlsym answered with the hook's own for a lookup made from the
+// object loaded at `object` (its dli_fbase) in library `lib` (the first such lookup); null when none.
+const void* dlsym_redirected_real(const void* object, Library lib);
+// Counts one such redirection (the dlsym-redirects counter) and logs it under OZGEMM_HOOK_LOG=all.
+void note_dlsym_redirect(const char* name, const char* caller_file, const char* real_file);
 
 // Reports (once per name) that the real function is missing; the status the hook then returns.
 cublasStatus_t missing(const char* name);

@@ -30,7 +30,7 @@ check "$hook" cublasDgemm_v2 cublasDgemm_v2_64 cublasGemmEx cublasGemmEx_64 cubl
   cublasDsymm_v2_64 \
   cublasInit cublasShutdown cublasSetKernelStream cublasLtMatmul cublasLtDestroy ozgemmHookCounter ozgemmHookStatsJson \
   ozgemmHookResetStats \
-  ozgemmHookSetEnabled
+  ozgemmHookSetEnabled dlsym
 check "$blas" dgemm_ cblas_dgemm zgemm_ cblas_zgemm dsyrk_ cblas_dsyrk dsymm_ cblas_dsymm ozgemmBlasCounter ozgemmBlasStatsJson ozgemmBlasResetStats ozgemmBlasSetEnabled
 # Every symbol the hook exports must exist in the real cuBLAS or cuBLASLt under the same name (a typo
 # would silently intercept nothing).

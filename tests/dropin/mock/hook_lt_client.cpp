@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../check.hpp"
+#include "client_support.hpp"
 
 extern "C" {
 long mock_cublaslt_matmuls(void);
@@ -44,17 +45,6 @@ long mock_oz(const char* name) {
   const long r = f ? f() : -1;
   if (lib) dlclose(lib);
   return r;
-}
-
-// n doubles from a seeded generator (exact binary fractions, both signs).
-std::vector<double> rnd(size_t n, uint64_t seed) {
-  std::vector<double> v(n);
-  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 7;
-  for (double& x : v) {
-    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    x = double(int64_t(s % 2001) - 1000) / 128.0;
-  }
-  return v;
 }
 
 // One cublasLtMatmul's setting.
@@ -91,17 +81,17 @@ Outcome run(cublasLtHandle_t h, const Case& k, uint64_t seed) {
   const int64_t ra = na ? k.m : k.k, ca = na ? k.k : k.m, rb = nb ? k.k : k.n, cb = nb ? k.n : k.k;
   const int64_t lda = ra + 1, ldb = rb + 2, ldc = k.m + 3, ldd = k.apart ? k.m + 1 : ldc;
   const int64_t sa = lda * ca + 5, sb = ldb * cb + 1, sc = ldc * k.n + 2, sd = k.apart ? ldd * k.n + 4 : sc;
-  std::vector<double> A = rnd(size_t(sa * k.batch) * w, seed), B = rnd(size_t(sb * k.batch) * w, seed + 1);
+  std::vector<double> A = seeded_values(size_t(sa * k.batch) * w, seed), B = seeded_values(size_t(sb * k.batch) * w, seed + 1);
   Outcome o;
-  o.C = rnd(size_t(sc * k.batch) * w + (k.overlapping ? w : 0), seed + 2);
-  if (k.apart) o.D = rnd(size_t(sd * k.batch) * w, seed + 3);
+  o.C = seeded_values(size_t(sc * k.batch) * w + (k.overlapping ? w : 0), seed + 2);
+  if (k.apart) o.D = seeded_values(size_t(sd * k.batch) * w, seed + 3);
   double* C = o.C.data();
   double* D = k.apart ? o.D.data() : k.overlapping ? C + w : C;
   // Epilogue inputs and outputs: a bias per row and batch member, the aux buffer (bits or doubles).
   const bool relu_aux = (k.epilogue & 128) && (k.epilogue & CUBLASLT_EPILOGUE_RELU);
   const int64_t aux_ld = relu_aux ? 128 : k.m + 3, aux_stride = aux_ld * k.n;
-  std::vector<double> bias = rnd(size_t((k.m + 1) * k.batch), seed + 4);
-  o.aux = rnd(size_t(aux_stride * k.batch), seed + 5);  // (RELU's bits: fewer than the doubles)
+  std::vector<double> bias = seeded_values(size_t((k.m + 1) * k.batch), seed + 4);
+  o.aux = seeded_values(size_t(aux_stride * k.batch), seed + 5);  // (RELU's bits: fewer than the doubles)
 
   cublasLtMatmulDesc_t md;
   cublasLtMatmulDescCreate(&md, cublasComputeType_t(k.compute), k.type);
@@ -184,12 +174,7 @@ void check_case(cublasLtHandle_t h, const Case& k, uint64_t seed) {
 }  // namespace
 
 int main() {
-  counter = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "ozgemmHookCounter"));
-  set_enabled = reinterpret_cast<SetEnabled>(dlsym(RTLD_DEFAULT, "ozgemmHookSetEnabled"));
-  if (!counter || !set_enabled) {
-    std::fprintf(stderr, "FAIL: the hook is not preloaded\n");
-    return 1;
-  }
+  if (!find_hook(&counter, &set_enabled)) return 1;
   cublasLtHandle_t h;
   cublasLtCreate(&h);
   const cublasOperation_t N = CUBLAS_OP_N, T = CUBLAS_OP_T, Cc = CUBLAS_OP_C;
