@@ -351,6 +351,10 @@ bool decline(Call& c, Reason r) {
   if (config().settings.log == LogMode::All) {
     std::string o = std::string("cuBLAS (") + kReasonNames[r] + ")";
     log_call(c, o.c_str());
+    if (r == kInvalidArgs)  // which argument: pointers, leading dimensions
+      say(kPrefix, "  invalid-args detail: A=%p B=%p C=%p C_in=%p alpha=%p beta=%p lda=%" PRId64 " ldb=%" PRId64
+          " ldc=%" PRId64 " ld_in=%" PRId64 " batch=%" PRId64, c.A, c.B, c.C, c.C_in, c.alpha, c.beta, c.lda, c.ldb,
+          c.ldc, c.ld_in, c.batch);
   }
   c.first = 0;
   return false;
@@ -541,6 +545,8 @@ bool run_checked(const Real& real, const void* handle, Call& c, cublasStatus_t* 
     }
   }
   if (alpha.x == 0.0 && alpha.y == 0.0) return decline(c, kAlphaZero);
+  // cublasLtMatmul with C == nullptr (XLA passes none when beta is 0): legal only when beta is 0.
+  if (c.c_null && (beta.x != 0.0 || beta.y != 0.0)) return decline(c, kInvalidArgs);
 
   // The matrices: batched calls with pointer arrays have them on the device (read once); the others
   // lie i strides (in elements) after the first.

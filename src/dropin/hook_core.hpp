@@ -172,6 +172,9 @@ struct Call {
   // failure after matrices were updated in place with beta != 0 fails the call).
   const Env* env = nullptr;
   LtDecline lt_decline = LtDecline::None;
+  // cublasLtMatmul called with C == nullptr (cuBLASLt accepts it when beta is 0, reading no C; XLA
+  // does so): C_in is D then, and run() declines the call if beta turns out non-zero.
+  bool c_null = false;
   const void* C_in = nullptr;
   int64_t ld_in = 0;
   long long stride_in = 0;

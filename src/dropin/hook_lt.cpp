@@ -177,8 +177,11 @@ void describe(const Real& r, const MatmulDesc& md, bool md_read, const void* alp
              (c.transb == CUBLAS_OP_N ? b.rows : b.cols) != uint64_t(c.k) ||
              (c.transb == CUBLAS_OP_N ? b.cols : b.rows) != d.cols) {
     c.lt_decline = LtDecline::Layout;
-  } else if (!C || !D) {
+  } else if (!D) {
     c.lt_decline = LtDecline::InvalidArgs;
+  } else if (!C) {  // beta must be 0 (run() checks it once the scalars are read): no C is read
+    c.c_null = true;
+    c.C_in = D, c.ld_in = d.ld, c.stride_in = d.stride;
   }
 }
 

@@ -58,6 +58,7 @@ struct Case {
   int32_t batch = 1;
   bool apart = false;        // D apart from C (else D is C)
   bool overlapping = false;  // D one element after C (partly overlapping)
+  bool c_null = false;       // C passed as nullptr (XLA's way when beta is 0; D apart)
   bool beta_zero = false, alpha_zero = false;
   int32_t pointer_mode = CUBLASLT_POINTER_MODE_HOST;
   uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
@@ -131,7 +132,8 @@ Outcome run(cublasLtHandle_t h, const Case& k, uint64_t seed) {
     alpha = tmp_alpha.data(), beta = tmp_beta.data();
   }
   std::vector<char> workspace(256);
-  o.status = cublasLtMatmul(h, md, alpha, A.data(), la, B.data(), lb, beta, C, lc, D, ld, nullptr, workspace.data(),
+  o.status = cublasLtMatmul(h, md, alpha, A.data(), la, B.data(), lb, beta, k.c_null ? nullptr : C, lc, D, ld, nullptr,
+                            workspace.data(),
                             workspace.size(), k.stream);
   for (auto l : {la, lb, lc, ld}) cublasLtMatrixLayoutDestroy(l);
   cublasLtMatmulDescDestroy(md);
@@ -200,6 +202,13 @@ int main() {
     k.name = "D apart from C, beta 0";
     k.apart = true, k.batch = 1;
     run_case(k);
+    k.name = "C nullptr (XLA's call when beta is 0), D apart, beta 0, batch 2";
+    k.c_null = true, k.batch = 2;
+    run_case(k);
+    k.name = "C nullptr with beta != 0 (cuBLASLt rejects it)";
+    k.beta_zero = false, k.batch = 1, k.expect = "invalid-args";
+    run_case(k);
+    k.c_null = false, k.beta_zero = true, k.expect = "intercepted";
     k.name = "device pointer mode, batch 2";
     k.beta_zero = false, k.batch = 2, k.pointer_mode = CUBLASLT_POINTER_MODE_DEVICE;
     run_case(k);
