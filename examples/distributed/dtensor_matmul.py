@@ -100,7 +100,9 @@ times = ozcheck.rotated_rounds(args.rounds, timed)
 stats = hook.stats()
 
 # The check: the result of each mode on sampled entries, against the exact products.
-rows_local = ozcheck.sample_indices(part if args.layout == "rows" else n, args.samples, args.seed + 7 * rank)
+# "rows": each rank samples its own rows; "inner": every rank the same rows (their k-slices are gathered).
+rows_local = ozcheck.sample_indices(part if args.layout == "rows" else n, args.samples,
+                                    args.seed + (7 * rank if args.layout == "rows" else 0))
 cols = ozcheck.sample_indices(n, args.samples, args.seed + 3)
 results = {}
 for on in (False, True):

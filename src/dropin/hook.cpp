@@ -154,6 +154,10 @@ const void* self_base() {
 
 }  // namespace
 
+bool is_cublas_file(const char* base) {
+  return base && (std::strncmp(base, "libcublas.so", 12) == 0 || std::strncmp(base, "libcublasLt.so", 14) == 0);
+}
+
 bool is_self(const void* addr) {
   Dl_info info;
   return addr && dladdr(addr, &info) && info.dli_fbase == self_base();
@@ -268,7 +272,7 @@ const Real& real_for(const void* caller, bool* from_ozgemm, Library which) {
     oz = base.find("ozgemm") != std::string::npos && base.find("libozgemm_hook") == std::string::npos &&
          base.find("libozgemm_blas") == std::string::npos;
     // cuBLAS's own cuBLASLt calls (its GEMMs' implementation) are not the program's.
-    if (which == Library::CublasLt && base.rfind("libcublas", 0) == 0) oz = true;
+    if (which == Library::CublasLt && is_cublas_file(base.c_str())) oz = true;
     // The library whose function the hook's dlsym stood in for, when the caller's object looked this
     // entry point up (hook_dlsym.cpp); else the caller's object and its dependencies: the library it
     // was linked against.

@@ -88,6 +88,9 @@ const Real& real_for(const void* caller, bool* from_ozgemm, Library lib = Librar
 
 // Whether addr lies in libozgemm_hook.so itself.
 bool is_self(const void* addr);
+// Whether a library file's base name is cuBLAS or cuBLASLt itself (libcublas.so*, libcublasLt.so*): not
+// another library whose name merely begins with "libcublas" (libcublasmp.so, a caller of cuBLAS).
+bool is_cublas_file(const char* base_name);
 
 // ---- dlsym (hook_dlsym.cpp) -------------------------------------------------------------------------
 // The real function that the hook's dlsym answered with the hook's own for a lookup made from the

@@ -8,7 +8,7 @@
 //
 // The rule (redirect): dlsym(handle, name) with handle neither RTLD_DEFAULT nor RTLD_NEXT, made from
 // outside the hook, found a function r; name begins with "cublas" and is one the hook exports; r lies
-// in a library whose file name begins with "libcublas" (cuBLAS or cuBLASLt themselves, not another
+// in cuBLAS or cuBLASLt themselves (is_cublas_file: libcublas.so*, libcublasLt.so*; not another
 // program's wrapper of them); OZGEMM_HOOK_DLSYM is not 0. Then the answer is the hook's function;
 // otherwise r, unchanged. RTLD_DEFAULT lookups already find the preloaded hook first.
 //
@@ -221,7 +221,7 @@ extern "C" void* ozgemm_hook_redirect_dlsym(void* handle, const char* name) {
   if (!r || !name || std::strncmp(name, "cublas", 6) != 0) return r;
   if (!redirect_enabled() || is_self(caller)) return r;  // the hook's own lookups find the real functions
   Dl_info target, from;
-  if (!dladdr(r, &target) || !target.dli_fname || std::strncmp(base_name(target.dli_fname), "libcublas", 9) != 0)
+  if (!dladdr(r, &target) || !target.dli_fname || !is_cublas_file(base_name(target.dli_fname)))
     return r;
   void* const self = self_handle();
   void* const mine = self ? real(self, name) : nullptr;
