@@ -154,10 +154,6 @@ const void* self_base() {
 
 }  // namespace
 
-bool is_cublas_file(const char* base) {
-  return base && (std::strncmp(base, "libcublas.so", 12) == 0 || std::strncmp(base, "libcublasLt.so", 14) == 0);
-}
-
 bool is_self(const void* addr) {
   Dl_info info;
   return addr && dladdr(addr, &info) && info.dli_fbase == self_base();

@@ -8,6 +8,7 @@
 #include <library_types.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "ozgemm/ozgemm.h"  // ozgemmHandle_t, ozgemmStatus_t (declarations only)
 
@@ -90,7 +91,9 @@ const Real& real_for(const void* caller, bool* from_ozgemm, Library lib = Librar
 bool is_self(const void* addr);
 // Whether a library file's base name is cuBLAS or cuBLASLt itself (libcublas.so*, libcublasLt.so*): not
 // another library whose name merely begins with "libcublas" (libcublasmp.so, a caller of cuBLAS).
-bool is_cublas_file(const char* base_name);
+inline bool is_cublas_file(const char* base) {
+  return base && (std::strncmp(base, "libcublas.so", 12) == 0 || std::strncmp(base, "libcublasLt.so", 14) == 0);
+}
 
 // ---- dlsym (hook_dlsym.cpp) -------------------------------------------------------------------------
 // The real function that the hook's dlsym answered with the hook's own for a lookup made from the

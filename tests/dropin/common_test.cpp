@@ -13,6 +13,7 @@
 
 #include "check.hpp"
 #include "dropin/common.hpp"
+#include "dropin/hook_core.hpp"
 
 using namespace ozgemm::dropin;
 
@@ -227,6 +228,16 @@ int main() {
           "native reasons past the limit: %s", many.json().c_str());
     many.reset();
     CHECK(many.get("ozgemm_native") == 0 && many.get("native:reason 0") == 0, "reset");
+  }
+
+  // cuBLAS itself, for the hook's "cuBLAS's own cuBLASLt calls" and dlsym rules: not cuBLASMp.
+  {
+    using ozgemm::dropin::hook::is_cublas_file;
+    CHECK(is_cublas_file("libcublas.so.13") && is_cublas_file("libcublasLt.so.13") && is_cublas_file("libcublas.so"),
+          "cuBLAS's own files");
+    CHECK(!is_cublas_file("libcublasmp.so.0") && !is_cublas_file("libcublas_wrapper.so") && !is_cublas_file(nullptr) &&
+              !is_cublas_file("libozgemm_hook.so"),
+          "other libraries whose names begin with libcublas are not cuBLAS");
   }
 
   std::printf("%s: dropin common (%d failures)\n", g_bad ? "FAIL" : "OK", g_bad);
