@@ -119,18 +119,24 @@ def cublas_handle(emulated: bool):
     return f, ("cuBLAS %s %s%s" % (cublas_version, "emulated (EAGER)" if emulated else "native", extra))
 
 
-def ozgemm_handle(moduli: int, variant: int = 0):
-    h = ctypes.c_void_p()
-    check(oz.ozgemmCreate(ctypes.byref(h)), "ozgemmCreate")
-    check(oz.ozgemmSetStream(h, stream), "ozgemmSetStream")
-    if moduli:
-        check(oz.ozgemmSetScheme(h, 1), "ozgemmSetScheme(OZAKI2)")
-        check(oz.ozgemmSetModuli(h, moduli), "ozgemmSetModuli")
-    if variant:
-        check(oz.ozgemmSetVariant(h, variant), "ozgemmSetVariant")
+oz_handle = ctypes.c_void_p()  # one handle for every ozgemm method: one workspace, as a user with one handle has
+check(oz.ozgemmCreate(ctypes.byref(oz_handle)), "ozgemmCreate")
+check(oz.ozgemmSetStream(oz_handle, stream), "ozgemmSetStream")
+
+
+def ozgemm_method(moduli: int, variant: int = 0):
+    """FIXED Ozaki-II at `moduli` (0: FP64 mode), variant (0: AUTO), set on the shared handle before each call."""
+    h = oz_handle
     gemm = oz.ozgemmZgemm if cplx else oz.ozgemmDgemm
 
     def f():
+        if moduli:
+            check(oz.ozgemmSetScheme(h, 1), "ozgemmSetScheme(OZAKI2)")
+            check(oz.ozgemmSetModuli(h, moduli), "ozgemmSetModuli")
+        else:
+            check(oz.ozgemmSetScheme(h, 2), "ozgemmSetScheme(AUTO)")
+            check(oz.ozgemmSetAccuracy(h, 0), "ozgemmSetAccuracy(FP64)")
+        check(oz.ozgemmSetVariant(h, variant), "ozgemmSetVariant")
         check(gemm(h, 0, 0, M, N, K, ctypes.byref(one), A, M, B, K, ctypes.byref(zero), C, M), "ozgemm GEMM")
 
     def ran():
@@ -149,11 +155,11 @@ for name in args.methods.split(","):
         methods[name], d = cublas_handle(True)
         describe[name] = lambda d=d: d
     elif name.startswith("fixed"):
-        methods[name], describe[name] = ozgemm_handle(int(name[5:]))
+        methods[name], describe[name] = ozgemm_method(int(name[5:]))
     elif name == "fp64":
-        methods[name], describe[name] = ozgemm_handle(0)
+        methods[name], describe[name] = ozgemm_method(0)
     elif name == "fp64_pf":
-        methods[name], describe[name] = ozgemm_handle(0, 2)
+        methods[name], describe[name] = ozgemm_method(0, 2)
     else:
         sys.exit(f"unknown method {name}")
 
