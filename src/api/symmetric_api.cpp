@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 #include "api/handle.hpp"
 #include "ozgemm/ozgemm.h"
@@ -27,6 +28,7 @@ enum class RankK { Syrk, Syr2k, Syrkx };
 class Scratch {
  public:
   Scratch(cudaStream_t stream, size_t bytes) : stream_(stream) {
+    if (bytes == 0) return;  // (native runs: no allocation, no error state touched)
     if (cudaMallocAsync(&ptr_, bytes, stream) != cudaSuccess) {
       cudaGetLastError();
       ptr_ = nullptr;
@@ -60,10 +62,11 @@ struct Tally {
   // The call's report: the last emulated GEMM's (else the last GEMM's), its reason prefixed with the counts.
   void report(const char* what, ozgemmCallInfo_t* out) const {
     *out = emulated ? last_emulated : last;
-    char reason[sizeof out->reason];
-    std::snprintf(reason, sizeof reason, "%s: %d GEMMs (%d emulated, %d native); %s", what, emulated + native,
-                  emulated, native, out->reason);
-    std::snprintf(out->reason, sizeof out->reason, "%s", reason);
+    char counts[96];
+    std::snprintf(counts, sizeof counts, "%s: %d GEMMs (%d emulated, %d native); ", what, emulated + native, emulated,
+                  native);
+    const std::string reason = std::string(counts) + out->reason;  // truncated to the field below
+    std::snprintf(out->reason, sizeof out->reason, "%s", reason.c_str());
   }
 };
 
@@ -196,7 +199,8 @@ ozgemmStatus_t ozgemmDsymm(ozgemmHandle_t h, cublasSideMode_t side, cublasFillMo
   const double al = *alpha, be = *beta;
   if (m == 0 || n == 0 || (al == 0.0 && be == 1.0)) return OZGEMM_STATUS_SUCCESS;
   if (!C) return OZGEMM_STATUS_INVALID_VALUE;
-  const ozgemm::GemmShape gemm = ozgemm::gemm_shape(ozgemm::Op::N, ozgemm::Op::N, m, n, ka, left ? ka : m,
+  // The GEMM that runs: side L: C = A_full (m x m, ld ka) B; side R: C = B A_full (n x n, ld ka).
+  const ozgemm::GemmShape gemm = ozgemm::gemm_shape(ozgemm::Op::N, ozgemm::Op::N, m, n, ka, left ? ka : ldb,
                                                     left ? ldb : ka, ldc);
   if (al == 0.0) return ozgemm::dispatch::scale_c(h->exec(), gemm, be, C);
   if (!A || !B) return OZGEMM_STATUS_INVALID_VALUE;

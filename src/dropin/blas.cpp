@@ -318,8 +318,30 @@ bool cuda_ok(const OzApi& oz, cudaError_t e, const char* what) {
   return false;
 }
 
-// Makes `device` current in this thread for its scope and the caller's device current again after
-// (the program's current device is never changed by a BLAS call). ok() is false when it could not.
+// The driver's current-context functions (libcuda.so.1, loaded by the CUDA runtime once it has run);
+// null where that library is not in the process (the mock runtime of the CPU tests).
+struct DriverContext {
+  int (*get)(void** ctx) = nullptr;  // cuCtxGetCurrent
+  int (*set)(void* ctx) = nullptr;   // cuCtxSetCurrent
+};
+const DriverContext& driver_context() {
+  static const DriverContext d = [] {
+    DriverContext r;
+    if (void* lib = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY)) {
+      r.get = reinterpret_cast<int (*)(void**)>(dlsym(lib, "cuCtxGetCurrent"));
+      r.set = reinterpret_cast<int (*)(void*)>(dlsym(lib, "cuCtxSetCurrent"));
+      if (!r.get || !r.set) r = DriverContext{};
+    }
+    return r;
+  }();
+  return d;
+}
+
+// Makes `device` current in this thread for its scope and the caller's context current again after
+// (the program's current device is never changed by a BLAS call). The caller's *context* is restored
+// through the driver where it can be: a thread (e.g. a CPU-only rank's) that had none gets none back,
+// where cudaSetDevice(0) would create device 0's context in every such rank. ok() is false when the
+// switch failed.
 class ScopedDevice {
  public:
   ScopedDevice(const OzApi& oz, int device) : oz_(oz) {
@@ -327,10 +349,16 @@ class ScopedDevice {
       oz.get_last_error();
       caller_ = -1;
     }
+    const DriverContext& d = driver_context();
+    saved_ = d.get && d.get(&ctx_) == 0;
     if (caller_ != device) ok_ = switched_ = cuda_ok(oz, oz.set_device(device), "cudaSetDevice");
   }
   ~ScopedDevice() {
-    if (switched_ && caller_ >= 0) oz_.set_device(caller_);
+    if (!switched_) return;
+    if (saved_)
+      driver_context().set(ctx_);  // (null: no context current, as before the call)
+    else if (caller_ >= 0)
+      oz_.set_device(caller_);
   }
   ScopedDevice(const ScopedDevice&) = delete;
   ScopedDevice& operator=(const ScopedDevice&) = delete;
@@ -339,7 +367,8 @@ class ScopedDevice {
  private:
   const OzApi& oz_;
   int caller_ = -1;
-  bool ok_ = true, switched_ = false;
+  void* ctx_ = nullptr;  // the caller's current driver context (saved_), possibly none
+  bool ok_ = true, switched_ = false, saved_ = false;
 };
 
 // The device of this process's offloads (choose_device on the environment), said once: always when
@@ -455,9 +484,12 @@ bool upload(Offload& o, const OzApi& oz, const T* src, int64_t rows, int64_t col
 }
 
 // Device C (m x n, tight) -> host C (ldc): the transfer of one chunk overlaps the unpacking of the
-// previous one. Returns the number of leading columns of C that hold the result (n on success).
+// previous one. triangle 'U' / 'L': only that triangle of each column is written (rows 0..j or j..m-1;
+// the other stays exactly as the caller's memory holds it, as BLAS's SYRK promises); else all of C.
+// Returns the number of leading columns of C that hold the result (n on success).
 template <typename T>
-int64_t download(Offload& o, const OzApi& oz, const void* dev, int64_t m, int64_t n, T* C, int64_t ldc) {
+int64_t download(Offload& o, const OzApi& oz, const void* dev, int64_t m, int64_t n, T* C, int64_t ldc,
+                 char triangle = 0) {
   const T* src = static_cast<const T*>(dev);
   const int64_t chunk = std::max<int64_t>(1, int64_t(o.stage_bytes / sizeof(T)) / m);
   const int64_t chunks = (n + chunk - 1) / chunk;
@@ -478,7 +510,12 @@ int64_t download(Offload& o, const OzApi& oz, const void* dev, int64_t m, int64_
     if (!cuda_ok(oz, oz.event_synchronize(o.ev[s]), "cudaEventSynchronize")) return c * chunk;
     const int64_t j0 = c * chunk, jn = std::min(chunk, n - j0);
     const T* st = static_cast<const T*>(o.stage[s]);
-    if (ldc == m) {
+    if (triangle == 'U' || triangle == 'L') {
+      for (int64_t j = 0; j < jn; ++j) {
+        const int64_t col = j0 + j, r0 = triangle == 'U' ? 0 : std::min(col, m), r1 = triangle == 'U' ? std::min(col + 1, m) : m;
+        if (r1 > r0) std::memcpy(C + col * ldc + r0, st + j * m + r0, size_t(r1 - r0) * sizeof(T));
+      }
+    } else if (ldc == m) {
       std::memcpy(C + j0 * ldc, st, size_t(m * jn) * sizeof(T));
     } else {
       for (int64_t j = 0; j < jn; ++j) std::memcpy(C + (j0 + j) * ldc, st + j * m, size_t(m) * sizeof(T));
@@ -512,7 +549,8 @@ struct HostOperand {
 
 // One call on the GPU: the operands in[0] and in[1] (A, B) are copied to device buffers 0 and 1
 // (tight: ld = rows), C (m x n, ldc) to buffer 2 when upload_c, run(oz, handle, dev) runs ozgemm on
-// the offload's stream, and C comes back (all m x n of it). Column-major, arguments valid, nothing
+// the offload's stream, and C comes back (all m x n of it, or only the `triangle` 'U'/'L' of it: the
+// SYRK routines). Column-major, arguments valid, nothing
 // empty. `needs` names the ozgemm function run() calls, present(oz) says whether libozgemm has it;
 // `routine` ("DGEMM", "DSYRK", ...) and `shape` are for messages. Returns the number of leading
 // columns of C that hold the final result: n when done, 0 when C was not touched (*unavailable: why:
@@ -522,7 +560,7 @@ struct HostOperand {
 template <typename T, typename Present, typename Run>
 int64_t offload(const char* routine, const char* needs, Present present, const char* shape,
                 const HostOperand<T> (&in)[2], T* C, int64_t m, int64_t n, int64_t ldc, bool upload_c, Run run,
-                Reason* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
+                Reason* unavailable, ozgemmCallInfo_t* info, bool* have_info, char triangle = 0) {
   const OzApi& oz = oz_api(self_address());
   *unavailable = kFailed;
   if (!oz.ok) {
@@ -571,7 +609,7 @@ int64_t offload(const char* routine, const char* needs, Present present, const c
       *have_info = last_call_info(oz, o.oz, info) != nullptr;
     }
   }
-  if (ok) done = download<T>(o, oz, o.dev[2], m, n, C, ldc);
+  if (ok) done = download<T>(o, oz, o.dev[2], m, n, C, ldc, triangle);
   if (!ok || done < n) {
     // Leave nothing in flight that reads the staging buffers.
     oz.stream_synchronize(o.stream);
@@ -701,7 +739,7 @@ void syrk(int api, char uplo, char trans, int n, int k, double alpha, const doub
       f, shape,
       [&](Reason* unavailable, ozgemmCallInfo_t* info, bool* have_info) {
         return offload("DSYRK", "ozgemmDsyrk", present, shape, in, C, n, n, ldc, true, run, unavailable, info,
-                       have_info);
+                       have_info, lsame(uplo, 'L') ? 'L' : 'U');
       },
       forward,
       [&](int j) {

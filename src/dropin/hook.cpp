@@ -547,6 +547,9 @@ bool run_checked(const Real& real, const void* handle, Call& c, cublasStatus_t* 
   if (alpha.x == 0.0 && alpha.y == 0.0) return decline(c, kAlphaZero);
   // cublasLtMatmul with C == nullptr (XLA passes none when beta is 0): legal only when beta is 0.
   if (c.c_null && (beta.x != 0.0 || beta.y != 0.0)) return decline(c, kInvalidArgs);
+  // An epilogue pass after the product, in place (D is C) with beta != 0: a pass that then failed would
+  // leave D changed where cuBLASLt would have left it untouched. cuBLASLt runs such calls.
+  if (c.lt_epilogue && !c.C_in && !c.c_null && (beta.x != 0.0 || beta.y != 0.0)) return decline(c, kEpilogue);
 
   // The matrices: batched calls with pointer arrays have them on the device (read once); the others
   // lie i strides (in elements) after the first.

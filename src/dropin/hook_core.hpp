@@ -181,6 +181,8 @@ struct Call {
   // cublasLtMatmul called with C == nullptr (cuBLASLt accepts it when beta is 0, reading no C; XLA
   // does so): C_in is D then, and run() declines the call if beta turns out non-zero.
   bool c_null = false;
+  // cublasLtMatmul with an epilogue other than DEFAULT: the hook runs cuBLASLt's epilogue pass after the product.
+  bool lt_epilogue = false;
   const void* C_in = nullptr;
   int64_t ld_in = 0;
   long long stride_in = 0;

@@ -67,6 +67,7 @@ __asm__(
     ".p2align 4\n"
     "dlsym:\n"
     "  .cfi_startproc\n"
+    "  .byte 0xf3, 0x0f, 0x1e, 0xfa\n"  // endbr64: the landing pad of an indirect call (a no-op without CET)
     "  cmpq $-1, %rdi\n"
     "  je 1f\n"
     "  testq %rdi, %rdi\n"
@@ -106,6 +107,7 @@ __asm__(
     ".p2align 4\n"
     "dlsym:\n"
     "  .cfi_startproc\n"
+    "  hint #34\n"  // bti c: the landing pad of an indirect call (a no-op without branch protection)
     "  cmn x0, #1\n"
     "  b.eq 1f\n"
     "  cbz x0, 1f\n"

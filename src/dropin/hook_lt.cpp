@@ -161,6 +161,7 @@ void describe(const Real& r, const MatmulDesc& md, bool md_read, const void* alp
   c.strided = d.batch != 1;  // (a single matrix is logged as a plain GEMM)
   c.whole_call = true;
   const bool complex = d.type == CUDA_C_64F;
+  c.lt_epilogue = md.epilogue != CUBLASLT_EPILOGUE_DEFAULT;
   if (md.emulation) {
     c.lt_decline = LtDecline::Emulation;
   } else if (cl.type != d.type || md.scale != int32_t(d.type)) {
@@ -188,7 +189,7 @@ void describe(const Real& r, const MatmulDesc& md, bool md_read, const void* alp
 // ---- the epilogue pass ------------------------------------------------------------------------------
 
 // A device buffer of at least `elements` zero doubles on the current device, kept for the process
-// (grown when a larger one is needed); nullptr when it cannot be had.
+// (a larger one allocated when needed; none is ever freed); nullptr when it cannot be had.
 const double* zeros(const OzApi& oz, size_t elements, cudaStream_t stream) {
   static std::mutex mu;
   static auto* buffers = new std::map<int, std::pair<void*, size_t>>();  // device -> buffer, elements; never freed
@@ -197,8 +198,12 @@ const double* zeros(const OzApi& oz, size_t elements, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(mu);
   auto& b = (*buffers)[dev];
   if (b.second < elements) {
-    if (b.first) oz.free(b.first);  // (synchronises the device: no earlier pass still reads it)
-    b = {nullptr, 0};
+    // The outgrown buffer is kept, never freed: another thread may have taken its pointer and not yet
+    // queued its pass (the lock is released before the pass is queued). Each new buffer is at least
+    // twice the last, so the kept ones add up to less than the newest.
+    elements = std::max(elements, 2 * b.second);
+    b.second = 0;  // (b.first, the outgrown buffer, stays allocated)
+    b.first = nullptr;
     void* p = nullptr;
     if (oz.malloc(&p, elements * sizeof(double)) != cudaSuccess) return nullptr;
     const std::vector<double> host(elements, 0.0);
@@ -206,7 +211,7 @@ const double* zeros(const OzApi& oz, size_t elements, cudaStream_t stream) {
     if (oz.memcpy_async(p, host.data(), elements * sizeof(double), cudaMemcpyHostToDevice, stream) != cudaSuccess ||
         oz.stream_synchronize(stream) != cudaSuccess) {
       oz.get_last_error();
-      oz.free(p);
+      oz.free(p);  // never handed out
       return nullptr;
     }
     b = {p, elements};
@@ -302,7 +307,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
   if (st != CUBLAS_STATUS_SUCCESS || md.epilogue == CUBLASLT_EPILOGUE_DEFAULT) return st;
   const cublasStatus_t e = epilogue_pass(r, h, desc, c, D, Ddesc, workspace, workspace_bytes, stream);
   if (e == CUBLAS_STATUS_SUCCESS) return e;
-  if (c.C_in) {  // the caller's C is untouched (run() kept it apart from D): cuBLASLt redoes the call
+  if (c.C_in || c.c_null) {  // C untouched (apart from D), or never read (C == nullptr, beta 0): cuBLASLt redoes the call
     say_once(kPrefix, "lt-epilogue", "cuBLASLt's epilogue pass failed (status %d); cuBLASLt runs such calls", int(e));
     return forward();
   }

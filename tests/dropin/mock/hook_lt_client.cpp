@@ -224,14 +224,21 @@ int main() {
     k.ta = N, k.tb = T, k.batch = 2, k.apart = false, k.pointer_mode = CUBLASLT_POINTER_MODE_DEVICE;
     run_case(k);
   }
-  // 2. every forward epilogue, taken (batch 2: the bias and aux batch strides), in place and apart
+  // 2. every forward epilogue, taken (batch 2: the bias and aux batch strides): D apart from C, in place
+  // with beta 0, and C == nullptr (beta 0); in place with beta != 0 declined (a pass failing after the
+  // product would leave D changed where cuBLASLt leaves it untouched)
   for (uint32_t e : {CUBLASLT_EPILOGUE_BIAS, CUBLASLT_EPILOGUE_RELU, CUBLASLT_EPILOGUE_RELU_BIAS,
                      CUBLASLT_EPILOGUE_GELU, CUBLASLT_EPILOGUE_GELU_BIAS, CUBLASLT_EPILOGUE_RELU_AUX,
                      CUBLASLT_EPILOGUE_RELU_AUX_BIAS, CUBLASLT_EPILOGUE_GELU_AUX, CUBLASLT_EPILOGUE_GELU_AUX_BIAS}) {
-    for (bool apart : {false, true}) {
+    for (int variant = 0; variant < 4; ++variant) {
       Case k;
-      k.name = "epilogue " + std::to_string(e) + (apart ? " apart" : " in place");
-      k.epilogue = e, k.batch = 2, k.apart = apart, k.tb = T;
+      static const char* const kNames[] = {" apart", " in place, beta 0", " C nullptr, beta 0", " in place, beta != 0"};
+      k.name = "epilogue " + std::to_string(e) + kNames[variant];
+      k.epilogue = e, k.batch = 2, k.tb = T;
+      k.apart = variant == 0 || variant == 2;
+      k.beta_zero = variant == 1 || variant == 2;
+      k.c_null = variant == 2;
+      if (variant == 3) k.expect = "epilogue-not-supported";
       run_case(k);
     }
   }
