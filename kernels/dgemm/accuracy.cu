@@ -143,7 +143,8 @@ __global__ void oz2_extra_shifts_kernel(const int64_t* __restrict__ S_a, int64_t
 // maximum exceeds the target. After the first wave of blocks usually one or two counts live, so a
 // block evaluates only its live counts, kOz2BoundSlots at a time (slot s holds the s-th count's row
 // side in registers; more live counts take further passes over the block's entries, from L1/L2).
-constexpr int kOz2BoundRows = 128, kOz2BoundCols = 64, kOz2BoundBatch = 4, kOz2BoundSlots = 3;
+constexpr int kOz2BoundRows = DecisionPolicy::kBoundRows, kOz2BoundCols = DecisionPolicy::kBoundCols;
+constexpr int kOz2BoundBatch = 4, kOz2BoundSlots = 3;
 static_assert(nm::kModuliWindow < 32, "oz2_dead holds a bit per count (and 1u << W stays defined)");
 
 struct Oz2BoundShared {
@@ -236,17 +237,46 @@ __device__ void oz2_bound_rows(const Oz2BoundArgs& a2, int64_t r, int64_t c0, ui
   }
 }
 
+// The block's largest excess at count w (the warps' maxima in sh.block_max) as R2: 0 when the block
+// has no finite entry, else recorded in result->oz2_ratio_max[w] and, above the target, count w marked
+// dead. Thread 0 only; true when the block meets the target at w.
+__device__ bool oz2_block_meets(const Oz2BoundArgs& a2, const Oz2BoundShared& sh, int w) {
+  const BoundArgs& a = a2.base;
+  unsigned long long m = 0;
+  for (int i = 0; i < kOz2BoundRows / 32; ++i) m = max(m, sh.block_max[i][w]);
+  if (!m) return true;
+  const double R = nm::add_rn(2.03, nm::double_of(m));  // oz2_entry_ratio of the largest excess
+  atomicMax(&a.result->oz2_ratio_max[w], static_cast<unsigned long long>(nm::bits_of(R)));
+  if (!(R > a.target)) return true;
+  atomicOr(&a.result->oz2_dead, 1u << w);
+  if (a2.settle) atomicOr(&a.result->oz2_settle_deaths, 1u << a2.settle_index);
+  return false;
+}
+
+// The counts not yet dead (read once by thread 0 for the block: other blocks may mark counts meanwhile).
+__device__ uint32_t oz2_live_counts(const BoundArgs& a) {
+  return ~*reinterpret_cast<volatile const uint32_t*>(&a.result->oz2_dead) & ((1u << nm::kModuliWindow) - 1u);
+}
+
 __global__ void __launch_bounds__(kOz2BoundRows) oz2_bound_kernel(Oz2BoundArgs a2) {
   constexpr int W = nm::kModuliWindow;
   const BoundArgs& a = a2.base;
   __shared__ Oz2BoundShared sh;
-  __shared__ uint32_t live_counts;  // read once for the block: other blocks may mark counts meanwhile
-  if (threadIdx.x == 0)
-    live_counts = ~*reinterpret_cast<volatile const uint32_t*>(&a.result->oz2_dead) & ((1u << W) - 1u);
-  __syncthreads();
-  const uint32_t live = live_counts;
-  if (!live) return;  // every count is past the target already (block-uniform)
+  __shared__ uint32_t live_counts, met;
   const int64_t c0 = int64_t(blockIdx.y) * kOz2BoundCols;
+  // This block's word (lowest first): the counts it evaluated and met.
+  uint32_t* const passed =
+      a2.lowest_first ? a2.block_passed + blockIdx.x + int64_t(gridDim.x) * ((a.col0 + c0) / kOz2BoundCols) : nullptr;
+  uint32_t done = a2.settle ? *passed : 0u;
+  if (threadIdx.x == 0) live_counts = oz2_live_counts(a);
+  __syncthreads();
+  uint32_t live = live_counts;
+  // Nothing to do (block-uniform): every count is past the target already, or (settling) this block
+  // has evaluated and met the lowest live count.
+  if (!live || (done & live & (0u - live))) {
+    if (a2.lowest_first && !a2.settle && threadIdx.x == 0) *passed = 0u;
+    return;
+  }
   for (int i = threadIdx.x; i < kOz2BoundCols * W; i += kOz2BoundRows) {
     const int j = i / W, w = i % W;
     const int64_t c = c0 + j, cg = a.col0 + c;
@@ -265,6 +295,28 @@ __global__ void __launch_bounds__(kOz2BoundRows) oz2_bound_kernel(Oz2BoundArgs a
   for (int i = threadIdx.x; i < (kOz2BoundRows / 32) * W; i += kOz2BoundRows) sh.block_max[i / W][i % W] = 0;
   __syncthreads();
   const int64_t r = int64_t(blockIdx.x) * kOz2BoundRows + threadIdx.x;
+  if (a2.lowest_first) {
+    // The live counts from the lowest up, one at a time, until the block meets one; the counts other
+    // blocks kill meanwhile are skipped.
+    while (live) {
+      const uint32_t bit = live & (0u - live);
+      oz2_bound_rows<1>(a2, r, c0, bit, sh);
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        const int w = __ffs(bit) - 1;
+        met = oz2_block_meets(a2, sh, w);
+        live_counts = oz2_live_counts(a) & ~((bit << 1) - 1u);  // the live counts above w
+      }
+      __syncthreads();
+      if (met) {
+        done |= bit;
+        break;
+      }
+      live = live_counts;
+    }
+    if (threadIdx.x == 0) *passed = done;
+    return;
+  }
   for (uint32_t rest = live; rest;) {
     uint32_t group = 0;
     for (int s = 0; s < kOz2BoundSlots && rest; ++s) {
@@ -274,16 +326,7 @@ __global__ void __launch_bounds__(kOz2BoundRows) oz2_bound_kernel(Oz2BoundArgs a
     oz2_bound_rows<kOz2BoundSlots>(a2, r, c0, group, sh);
   }
   __syncthreads();
-  if (threadIdx.x < W) {
-    const int w = threadIdx.x;
-    unsigned long long m = 0;
-    for (int i = 0; i < kOz2BoundRows / 32; ++i) m = max(m, sh.block_max[i][w]);
-    if (m) {
-      const double R = nm::add_rn(2.03, nm::double_of(m));  // oz2_entry_ratio of the largest excess
-      atomicMax(&a.result->oz2_ratio_max[w], static_cast<unsigned long long>(nm::bits_of(R)));
-      if (R > a.target) atomicOr(&a.result->oz2_dead, 1u << w);
-    }
-  }
+  if (threadIdx.x < W && live >> threadIdx.x & 1u) oz2_block_meets(a2, sh, threadIdx.x);
 }
 
 }  // namespace
@@ -299,6 +342,10 @@ cudaError_t launch_oz2_extra_shifts(const int64_t* S_a, int64_t rows_a, int8_t* 
 
 cudaError_t launch_oz2_bound(const Oz2BoundArgs& args, cudaStream_t stream) {
   if (args.base.rows <= 0 || args.base.cols <= 0) return cudaSuccess;
+  if (args.lowest_first && (!args.block_passed || args.base.col0 % kOz2BoundCols != 0 || args.settle_index < 0 ||
+                            args.settle_index >= 32))
+    return cudaErrorInvalidValue;
+  if (args.settle && !args.lowest_first) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>((args.base.rows + kOz2BoundRows - 1) / kOz2BoundRows),
                   static_cast<unsigned>((args.base.cols + kOz2BoundCols - 1) / kOz2BoundCols));
   if (grid.y > 65535) return cudaErrorInvalidValue;  // the planner's column chunks keep it below

@@ -66,8 +66,11 @@ struct DecisionResult {
   // the target; later blocks skip that count (its maximum then stays a lower bound above the target).
   uint32_t oz2_dead;
   unsigned long long ratio_max[numerics::kSliceWindow];
-  // Ozaki-II (launch_oz2_bound): the maxima of R2(N), N = kMinModuli + w, as bits.
+  // Ozaki-II (launch_oz2_bound): the maxima of R2(N), N = kMinModuli + w, as bits, over the blocks that
+  // evaluated N (every block, for the smallest count no block exceeded, once the passes settled).
   unsigned long long oz2_ratio_max[numerics::kModuliWindow];
+  // Ozaki-II, lowest-first passes: bit i set when settle pass i marked a count dead (another pass needed).
+  uint32_t oz2_settle_deaths;
 };
 struct BoundArgs {
   const int32_t* P;
@@ -91,12 +94,21 @@ struct Oz2ShiftLimits {
 };
 cudaError_t launch_oz2_extra_shifts(const int64_t* S_a, int64_t rows_a, int8_t* d_a, const int64_t* S_b, int64_t rows_b,
                                     int8_t* d_b, const Oz2ShiftLimits& limits, cudaStream_t stream);
-// The maxima of R2(N) over the finite entries of one column chunk of C, every N of the window, into
-// result->oz2_ratio_max (as bits), skipping the counts result->oz2_dead marks (a count is marked
-// when a block's maximum exceeds base.target: its maximum then exceeds the target too, and only
-// the counts that meet it are read). d_a: kModuliWindow tables of the rows' extra shifts (N =
-// kMinModuli + w at d_a + w * d_stride_a), likewise d_b; the product, statistics and result as in
-// `base` (its k and s_from unused).
+// The maxima of R2(N) over the finite entries of one column chunk of C into result->oz2_ratio_max (as
+// bits), skipping the counts result->oz2_dead marks (a count is marked when a block's maximum exceeds
+// base.target: its maximum then exceeds the target too, and only the counts that meet it are read).
+// The decision takes the smallest count no block exceeds. R2 is not monotone in N, so a block that
+// meets the target at one count says nothing of the next; two ways to reach the same decision:
+//   all live counts (lowest_first false): every block evaluates every count not yet dead;
+//   lowest first (the whole of C in one chunk): a block evaluates its live counts from the lowest up
+//     and stops at the first one it meets, adding that count to its word of block_passed (counts it
+//     evaluated and met). A later block may kill that count; then settle passes (settle true, the
+//     same arguments) make every block whose word lacks the lowest live count evaluate from there
+//     up. A settle pass in which no count died leaves every block having evaluated and met the
+//     lowest live count: the decision, with its exact maximum (result->oz2_settle_deaths bit
+//     settle_index says another pass is needed). Typically one count a block, against 4-6.
+// d_a: kModuliWindow tables of the rows' extra shifts (N = kMinModuli + w at d_a + w * d_stride_a),
+// likewise d_b; the product, statistics and result as in `base` (its k and s_from unused).
 struct Oz2BoundArgs {
   BoundArgs base;
   const int8_t *d_a, *d_b;
@@ -112,6 +124,12 @@ struct Oz2BoundArgs {
   const int32_t* X = nullptr;
   const int32_t* Y = nullptr;
   int xblocks = 0;
+  // Lowest first: one word a block of DecisionPolicy::kBoundRows rows x kBoundCols columns of C
+  // (DecisionPolicy::bound_blocks words, row blocks fastest); base.col0 a multiple of kBoundCols.
+  bool lowest_first = false;
+  bool settle = false;
+  int settle_index = 0;  // < 32
+  uint32_t* block_passed = nullptr;
 };
 cudaError_t launch_oz2_bound(const Oz2BoundArgs& args, cudaStream_t stream);
 

@@ -115,17 +115,24 @@ struct UnfusedPolicy {
   static constexpr int64_t kLtWorkspaceBytes = int64_t(32) << 20;  // scratch for cuBLASLt's kernels
 };
 
-// FP64 mode's decision (src/plan/call_planner.cpp asks for the sample, decision_bound runs it): with Ozaki-II the only
-// candidate and at least kOz2SampleMinRows rows, the magnitude product and the bound run first over
-// the first kOz2SampleRows rows; when every moduli count already has an entry past the target there
-// (a witness: the full maxima can only be larger), the full product is skipped and native DGEMM
-// runs. Costs kOz2SampleRows / m of the product where the bound holds (a sixteenth at m = 8192, a
-// quarter at the smallest m); saves the rest where it fails.
+// FP64 mode's decision (src/plan/call_planner.cpp asks for the sample, decision_bound runs it): with
+// Ozaki-II a candidate and at least kOz2SampleMinRows rows, the bound runs first over the leading
+// kOz2SampleRows x kOz2SampleCols entries of C (fewer columns where C or a chunk of the magnitude
+// product has fewer), from those rows and columns alone; when every moduli count already has an entry
+// past the target there (a witness: the full maxima can only be larger), Ozaki-II drops out before
+// any full pass (native DGEMM where it was the only candidate). Otherwise the counts it ruled out stay
+// out of the full pass. Costs reading kOz2SampleRows rows of A and kOz2SampleCols columns of B.
 struct DecisionPolicy {
-  static constexpr int64_t kOz2SampleRows = 512;  // a multiple of UnfusedPolicy::kRowAlign
+  // The Ozaki-II bound pass (accuracy.cu): a block of kBoundRows rows (a thread each) x kBoundCols columns of C.
+  static constexpr int kBoundRows = 128, kBoundCols = 64;
+  // Its blocks over rows x cols entries of C (the lowest-first pass keeps a word per block).
+  static constexpr int64_t bound_blocks(int64_t rows, int64_t cols) {
+    return (rows + kBoundRows - 1) / kBoundRows * ((cols + kBoundCols - 1) / kBoundCols);
+  }
+  static constexpr int64_t kOz2SampleRows = 512;
+  static constexpr int64_t kOz2SampleCols = 1024;
   static constexpr int64_t kOz2SampleMinRows = 4 * kOz2SampleRows;
 };
-static_assert(DecisionPolicy::kOz2SampleRows % UnfusedPolicy::kRowAlign == 0, "sample rows are whole row groups");
 
 }  // namespace kernels
 }  // namespace ozgemm

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 #include <variant>
 
@@ -229,11 +230,15 @@ bool plan_fits(const DecisionPlan& plan) {
   return plan.type == (std::is_same<T, cuDoubleComplex>::value ? ElementType::ComplexF64 : ElementType::RealF64);
 }
 
-// Copies the device counts back (synchronising the stream).
-ozgemmStatus_t read_counts(const ExecContext& ctx, const kernels::DecisionResult* dev, DecisionCounts* counts) {
+// Copies the device counts back (synchronising the stream). Ozaki-II's counts marked dead read +inf
+// (their maximum is past the target; a pass may have skipped them). *settle_deaths (optional): the
+// settle passes' bits (launch_oz2_bound).
+ozgemmStatus_t read_counts(const ExecContext& ctx, const kernels::DecisionResult* dev, DecisionCounts* counts,
+                           uint32_t* settle_deaths = nullptr) {
   kernels::DecisionResult host;
   OZ_CUDA_TRY(cudaMemcpyAsync(&host, dev, sizeof host, cudaMemcpyDeviceToHost, ctx.stream));
   OZ_CUDA_TRY(cudaStreamSynchronize(ctx.stream));
+  if (settle_deaths) *settle_deaths = host.oz2_settle_deaths;
   counts->q_max_a = host.q_max_a;
   counts->q_max_b = host.q_max_b;
   counts->s_max = host.s_max;
@@ -243,25 +248,40 @@ ozgemmStatus_t read_counts(const ExecContext& ctx, const kernels::DecisionResult
     std::memcpy(&r, &host.ratio_max[w], sizeof r);
     counts->ratio_max[w] = r;
   }
-  for (int w = 0; w < numerics::kModuliWindow; ++w) std::memcpy(&counts->oz2_ratio_max[w], &host.oz2_ratio_max[w], sizeof(double));
+  for (int w = 0; w < numerics::kModuliWindow; ++w) {
+    std::memcpy(&counts->oz2_ratio_max[w], &host.oz2_ratio_max[w], sizeof(double));
+    if (host.oz2_dead >> w & 1u) counts->oz2_ratio_max[w] = std::numeric_limits<double>::infinity();
+  }
   return OZGEMM_STATUS_SUCCESS;
 }
 
 // The decision passes (dispatch.hpp) for either element type T: the complex operands' statistics are
 // the real ones over each row's 2k parts (kernels/dgemm/launch.hpp's ComplexOperandView overloads).
+// The shifts, flags and exact digits of op(A)'s first rows_a rows and op(B)'s first rows_b columns
+// (rows_pad_a / rows_pad_b written), into the result's digit maxima (zeroed first; the rest of the
+// result untouched).
+template <class T>
+ozgemmStatus_t launch_digits(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape, const T* A,
+                             const T* B, char* ws, int64_t rows_pad_a, int64_t rows_pad_b) {
+  auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
+  OZ_CUDA_TRY(cudaMemsetAsync(&result->q_max_a, 0, sizeof result->q_max_a + sizeof result->q_max_b, ctx.stream));
+  static_assert(offsetof(kernels::DecisionResult, q_max_b) == offsetof(kernels::DecisionResult, q_max_a) + 4, "");
+  kernels::RowDigits da{reinterpret_cast<int32_t*>(ws + plan.off_q_a), &result->q_max_a};
+  kernels::RowDigits db{reinterpret_cast<int32_t*>(ws + plan.off_q_b), &result->q_max_b};
+  const Stats stats = stats_in(ws, plan.stats);
+  OZ_CUDA_TRY(kernels::launch_row_shifts(decision_view_a(shape, A), rows_pad_a, stats.shift_a, stats.flag_a, da, ctx.stream));
+  OZ_CUDA_TRY(kernels::launch_row_shifts(decision_view_b(shape, B), rows_pad_b, stats.shift_b, stats.flag_b, db, ctx.stream));
+  return OZGEMM_STATUS_SUCCESS;
+}
+
 template <class T>
 ozgemmStatus_t digits_pass(const ExecContext& ctx, const DecisionPlan& plan, const GemmShape& shape, const T* A,
                            const T* B, void* workspace, DecisionCounts* counts) {
   if (!plan_fits<T>(plan)) return OZGEMM_STATUS_INTERNAL_ERROR;
   char* ws = static_cast<char*>(workspace);
-  auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
-  OZ_CUDA_TRY(cudaMemsetAsync(result, 0, sizeof *result, ctx.stream));
-  kernels::RowDigits da{reinterpret_cast<int32_t*>(ws + plan.off_q_a), &result->q_max_a};
-  kernels::RowDigits db{reinterpret_cast<int32_t*>(ws + plan.off_q_b), &result->q_max_b};
-  const Stats stats = stats_in(ws, plan.stats);
-  OZ_CUDA_TRY(kernels::launch_row_shifts(decision_view_a(shape, A), plan.m_pad, stats.shift_a, stats.flag_a, da, ctx.stream));
-  OZ_CUDA_TRY(kernels::launch_row_shifts(decision_view_b(shape, B), plan.n_pad, stats.shift_b, stats.flag_b, db, ctx.stream));
-  return read_counts(ctx, result, counts);
+  const ozgemmStatus_t st = launch_digits(ctx, plan, shape, A, B, ws, plan.m_pad, plan.n_pad);
+  if (st != OZGEMM_STATUS_SUCCESS || !counts) return st;
+  return read_counts(ctx, reinterpret_cast<const kernels::DecisionResult*>(ws + plan.off_result), counts);
 }
 
 template <class T>
@@ -269,8 +289,11 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
                           const T* B, void* workspace, const BoundRequest& rq, DecisionCounts* counts) {
   static_assert(sizeof(kernels::DecisionResult) <= 256, "the planner reserves 256 bytes for the result");
   const bool complex = plan.type == ElementType::ComplexF64;
-  // Complex data has Ozaki-II only (its magnitudes pass always computes S).
-  if (!plan_fits<T>(plan) || (complex && (rq.ozaki1 || !rq.ozaki2))) return OZGEMM_STATUS_INTERNAL_ERROR;
+  const bool sample = rq.sample;
+  // Complex data has Ozaki-II only (its magnitudes pass always computes S); the sample is Ozaki-II's.
+  if (!plan_fits<T>(plan) || (complex && (rq.ozaki1 || !rq.ozaki2)) ||
+      (sample && (rq.ozaki1 || !rq.ozaki2 || rq.magnitudes_ready || plan.sample_m <= 0)))
+    return OZGEMM_STATUS_INTERNAL_ERROR;
   char* ws = static_cast<char*>(workspace);
   auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
   const Stats stats = stats_in(ws, plan.stats);
@@ -283,6 +306,19 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
   auto* S_b = reinterpret_cast<int64_t*>(ws + plan.off_S_b);
   auto* d_a = reinterpret_cast<int8_t*>(ws + plan.off_d_a);
   auto* d_b = reinterpret_cast<int8_t*>(ws + plan.off_d_b);
+  // The entries evaluated: the sample's leading block (rows x cols of C, its operands' rows padded),
+  // or all of C.
+  const int64_t rows = sample ? plan.sample_m : plan.m;
+  const int64_t rows_pad_a = sample ? plan.sample_m_pad : plan.m_pad;
+  const int64_t rows_pad_b = sample ? plan.sample_n_pad : plan.n_pad;
+  GemmShape block = shape;  // the operands' views of the evaluated rows and columns
+  block.m = rows;
+  if (sample) block.n = plan.sample_n;
+  if (sample) {  // the sample reads only its block's rows and columns: its own digits first
+    OZ_CUDA_TRY(cudaMemsetAsync(result, 0, sizeof *result, ctx.stream));
+    const ozgemmStatus_t st = launch_digits(ctx, plan, block, A, B, ws, rows_pad_a, rows_pad_b);
+    if (st != OZGEMM_STATUS_SUCCESS) return st;
+  }
   if (!rq.magnitudes_ready) {
     OZ_CUDA_TRY(cudaMemsetAsync(u_a, 0, sizeof(int64_t) * size_t(plan.m_pad), ctx.stream));
     OZ_CUDA_TRY(cudaMemsetAsync(u_b, 0, sizeof(int64_t) * size_t(plan.n_pad), ctx.stream));
@@ -290,24 +326,29 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
       OZ_CUDA_TRY(cudaMemsetAsync(S_a, 0, sizeof(int64_t) * size_t(plan.m_pad), ctx.stream));
       OZ_CUDA_TRY(cudaMemsetAsync(S_b, 0, sizeof(int64_t) * size_t(plan.n_pad), ctx.stream));
     }
-    OZ_CUDA_TRY(kernels::launch_magnitudes(decision_view_a(shape, A), shift_a, plan.m_pad, plan.kmag, plan.kmag, mag_a,
+    OZ_CUDA_TRY(kernels::launch_magnitudes(decision_view_a(block, A), shift_a, rows_pad_a, plan.kmag, plan.kmag, mag_a,
                                            u_a, rq.ozaki2 ? S_a : nullptr, ctx.stream));
-    OZ_CUDA_TRY(kernels::launch_magnitudes(decision_view_b(shape, B), shift_b, plan.n_pad, plan.kmag, plan.kmag, mag_b,
+    OZ_CUDA_TRY(kernels::launch_magnitudes(decision_view_b(block, B), shift_b, rows_pad_b, plan.kmag, plan.kmag, mag_b,
                                            u_b, rq.ozaki2 ? S_b : nullptr, ctx.stream));
-    if (rq.ozaki2)
+    if (rq.ozaki2)  // every row's (the tables' stride is m_pad / n_pad; rows past the sample's are unused)
       OZ_CUDA_TRY(kernels::launch_oz2_extra_shifts(S_a, plan.m_pad, d_a, S_b, plan.n_pad, d_b, oz2_shift_limits(plan.type),
                                                    ctx.stream));
   }
-  // Only the bounds' fields restart; the digit maxima stay.
-  OZ_CUDA_TRY(cudaMemsetAsync(&result->s_max, 0, sizeof(kernels::DecisionResult) - offsetof(kernels::DecisionResult, s_max),
-                              ctx.stream));
+  // Only the bounds' fields restart (the digit maxima stay); with keep_dead, the counts an earlier
+  // pass over some of the same entries (the sample) marked dead stay dead.
+  if (!sample) {
+    OZ_CUDA_TRY(cudaMemsetAsync(&result->s_max, 0, sizeof result->s_max, ctx.stream));
+    if (!rq.keep_dead) OZ_CUDA_TRY(cudaMemsetAsync(&result->oz2_dead, 0, sizeof result->oz2_dead, ctx.stream));
+    OZ_CUDA_TRY(cudaMemsetAsync(&result->ratio_max, 0,
+                                sizeof(kernels::DecisionResult) - offsetof(kernels::DecisionResult, ratio_max), ctx.stream));
+  }
   auto* P = reinterpret_cast<int32_t*>(ws + plan.off_p);
   kernels::BoundArgs b{};
   b.P = P;
   b.ld = plan.m_pad;
   b.plane_elems = plan.m_pad * plan.n_chunk;
   b.pblocks = static_cast<int>(plan.pblocks);
-  b.rows = plan.m;
+  b.rows = rows;
   b.shift_a = shift_a;
   b.shift_b = shift_b;
   b.flag_a = stats.flag_a;
@@ -330,13 +371,17 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
     const numerics::Ozaki2Constants& c = oz2_constants(plan.type, numerics::kMinModuli + w);
     b2.recon_abs_u[w] = complex ? numerics::oz2c_recon_abs_u(c) : c.recon_abs_u;  // R2c's or R2's
   }
-  // The magnitude product of rows [0, rows) x columns [col0, col0 + ncols) into P (every k-block).
-  auto magnitude_product = [&](int64_t rows, int64_t col0, int64_t ncols) {
+  // Lowest first (launch_oz2_bound) where P holds every evaluated column at once (the settle passes
+  // re-read it): the sample, or all of C in one chunk; else every live count.
+  b2.lowest_first = sample || plan.n <= plan.n_chunk;
+  b2.block_passed = reinterpret_cast<uint32_t*>(ws + plan.off_block_passed);
+  // The magnitude product of rows [0, rows_pad) x columns [col0, col0 + ncols) into P (every k-block).
+  auto magnitude_product = [&](int64_t rows_pad, int64_t col0, int64_t ncols) {
     for (int64_t blk = 0; blk < plan.pblocks; ++blk) {
       const int64_t k0 = blk * plan.kmag_block, kk = std::min(plan.kmag_block, plan.kmag - k0);
       const auto* a8 = reinterpret_cast<const int8_t*>(mag_a + k0);  // digits 0..127: the same bytes as int8
       const auto* b8 = reinterpret_cast<const int8_t*>(mag_b + col0 * plan.kmag + k0);
-      if (ctx.lt->run(static_cast<int>(rows), static_cast<int>(ncols), static_cast<int>(kk), a8,
+      if (ctx.lt->run(static_cast<int>(rows_pad), static_cast<int>(ncols), static_cast<int>(kk), a8,
                       static_cast<int>(plan.kmag), b8, static_cast<int>(plan.kmag), P + blk * b.plane_elems,
                       static_cast<int>(plan.m_pad), ws + plan.off_lt, size_t(kernels::UnfusedPolicy::kLtWorkspaceBytes),
                       ctx.stream, ctx.autotune) != CUBLAS_STATUS_SUCCESS)
@@ -344,16 +389,12 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
     }
     return true;
   };
-  if (rq.sample_rows > 0) {
-    // The first rows against the first column chunk (the planner's sample).
-    const int64_t ncols = std::min(plan.n_chunk, plan.n_pad);
-    if (!magnitude_product(rq.sample_rows, 0, ncols)) return OZGEMM_STATUS_EXECUTION_FAILED;
-    b.rows = rq.sample_rows;
+  if (sample) {  // no settle passes: a count live after it may still fail there (only "all dead" is used)
+    if (!magnitude_product(rows_pad_a, 0, rows_pad_b)) return OZGEMM_STATUS_EXECUTION_FAILED;
     b.col0 = 0;
-    b.cols = std::min(ncols, plan.n);
-    if (rq.ozaki1) OZ_CUDA_TRY(kernels::launch_bound(b, ctx.stream));
+    b.cols = plan.sample_n;
     b2.base = b;
-    if (rq.ozaki2) OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
+    OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
     return read_counts(ctx, result, counts);
   }
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk) {
@@ -365,7 +406,18 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
     b2.base = b;
     if (rq.ozaki2) OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
   }
-  return read_counts(ctx, result, counts);
+  if (!rq.ozaki2 || !b2.lowest_first) return read_counts(ctx, result, counts);
+  // Settle passes until one kills no count (usually the first): then every block has evaluated and
+  // met the smallest live count, whose maximum is exact.
+  b2.settle = true;
+  for (int pass = 0; pass < 32; ++pass) {
+    b2.settle_index = pass;
+    OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
+    uint32_t deaths = 0;
+    const ozgemmStatus_t st = read_counts(ctx, result, counts, &deaths);
+    if (st != OZGEMM_STATUS_SUCCESS || !(deaths >> pass & 1u)) return st;
+  }
+  return OZGEMM_STATUS_INTERNAL_ERROR;  // each pass that kills a count leaves one fewer: at most kModuliWindow
 }
 
 }  // namespace

@@ -4,18 +4,20 @@
 // AUTO: both) and, under variant AUTO, its rules say it can beat native DGEMM here:
 //   0. no candidate (this shape, this device), or a stream under graph capture: native DGEMM before
 //      reading data;
-//   1. digits pass (the max-reduce with the exact digit counts): Ozaki-I's lower bound L; Ozaki-I
-//      drops out when AUTO would run native DGEMM at L;
-//   2. magnitude digits (with Ozaki-II's norms), their INT8 product P, the bounds' reductions:
-//      Ozaki-I's count S from L, Ozaki-II's maxima at every moduli count, hence its count N. With
-//      Ozaki-II the only candidate and m >= DecisionPolicy::kOz2SampleMinRows, a sample of the rows
-//      first: where every count already fails there, the full pass is skipped;
-//   3. of the candidates that meet the target and beat native, the one expected fastest
-//      (auto_rules' expected_tflops), reusing the statistics of steps 1-2.
-// Each pass ends with one small copy back (the stream is synchronised twice per call, three times
-// when the sample passes). Complex data (ElementType::ComplexF64): FP64 mode takes the same steps
+//   1. with Ozaki-II a candidate and at least DecisionPolicy::kOz2SampleMinRows rows, a sample: the
+//      bound over the leading block of C from its rows and columns alone; where every count fails
+//      there, Ozaki-II drops out (native DGEMM at once when it was the only candidate);
+//   2. digits pass (the max-reduce with the exact digit counts): Ozaki-I's lower bound L; Ozaki-I
+//      drops out when AUTO would run native DGEMM at L (read back only when Ozaki-I is a candidate);
+//   3. magnitude digits (with Ozaki-II's norms), their INT8 product P, the bounds' reductions:
+//      Ozaki-I's count S from L, Ozaki-II's smallest count N every entry meets (the counts the
+//      sample ruled out skipped);
+//   4. of the candidates that meet the target and beat native, the one expected fastest
+//      (auto_rules' expected_tflops), reusing the statistics of steps 2-3.
+// Each step ends with one small copy back, step 2's only for Ozaki-I (Ozaki-II alone: the stream is
+// synchronised twice per call, after the sample and after the bound). Complex data (ElementType::ComplexF64): FP64 mode takes the same steps
 // with the complex Ozaki-II scheme (2M) the only candidate whatever the scheme setting (Ozaki-I has
-// no complex form): step 1's digits feed R2c's exactness test only, step 2's bound is R2c
+// no complex form): step 2's digits feed R2c's exactness test only, step 3's bound is R2c
 // (numerics/ozaki2_complex.hpp), the AUTO rule auto_ozaki2_complex, and every fallback native ZGEMM.
 // plan_complex plans FIXED mode's complex Ozaki-II, variant NATIVE and the queries without data.
 #include <algorithm>
@@ -306,10 +308,33 @@ PlanStatus Fp64Decision::run() {
     return no_memory ? native("no room for the decision's workspace (" + std::to_string(bytes) + " bytes)")
                      : failed("the workspace");
 
-  // 1. The exact digits: the fewest slices the data can take.
+  // 1. Ozaki-II's sample (DecisionPolicy: problems of many rows): the leading block of C, from its own
+  // rows and columns only. Where every count already fails there, the full maxima can only be larger:
+  // Ozaki-II drops out before any full pass reads A and B (wide-range data go native at the cost of
+  // reading a few rows). Otherwise the counts it ruled out stay out of the full pass.
   DecisionCounts counts;
-  if (!data_->digits(dp, &counts)) return failed("the digits pass");
-  const int lower = numerics::slices_lower_bound(counts.q_max_a, counts.q_max_b);
+  bool sampled = false;
+  if (oz2_ && dp.sample_m > 0) {
+    BoundRequest sample;
+    sample.ozaki1 = false;
+    sample.ozaki2 = true;
+    sample.target = target;
+    sample.sample = true;
+    if (!data_->bound(dp, sample, &counts)) return failed("the sampled bound pass");
+    bool all_past = true;
+    for (int w = 0; w < numerics::kModuliWindow; ++w) all_past = all_past && counts.oz2_ratio_max[w] > target;
+    if (all_past) {
+      oz2_ = false;
+      why2_ = "no moduli count up to " + std::to_string(kMaxModuli) + " meets the bound (on the leading " +
+              std::to_string(dp.sample_m) + " x " + std::to_string(dp.sample_n) + " block already)";
+      if (!oz1_) return both_out();
+    }
+    sampled = true;
+  }
+
+  // 2. The exact digits: the fewest slices the data can take (read back only for Ozaki-I).
+  if (!data_->digits(dp, oz1_ ? &counts : nullptr)) return failed("the digits pass");
+  const int lower = oz1_ ? numerics::slices_lower_bound(counts.q_max_a, counts.q_max_b) : 1;
   if (oz1_) {
     Ozaki1Plan at_lower;
     const PlanStatus st = ozaki1_candidate(
@@ -319,31 +344,21 @@ PlanStatus Fp64Decision::run() {
   }
   if (!oz1_ && !oz2_) return both_out();
 
-  // 2. The bounds over every entry: Ozaki-I's from `lower`, Ozaki-II's at every moduli count. With
-  // Ozaki-II alone on many rows, a sample of the rows first (DecisionPolicy): when every count
-  // already fails there, the full maxima can only be larger and the full pass is skipped.
-  // With both schemes candidates (a variant set explicitly keeps Ozaki-I in: AUTO's rules, which rule
-  // it out on Hopper, do not apply), where Ozaki-II at the most moduli is still expected faster than
-  // Ozaki-I at the fewest slices these data allow, step 3 takes Ozaki-II whenever a count certifies:
-  // its bound runs alone first (with the sample), Ozaki-I's only where no count does. Same choice,
-  // one reduction less (issue 33: the explicit variant's decision cost 5-13% more).
+  // 3. The bounds over every entry: Ozaki-I's from `lower`, Ozaki-II's at the moduli counts (the
+  // smallest that every entry meets, with its maximum). With both schemes candidates (a variant set
+  // explicitly keeps Ozaki-I in: AUTO's rules, which rule it out on Hopper, do not apply), where
+  // Ozaki-II at the most moduli is still expected faster than Ozaki-I at the fewest slices these data
+  // allow, step 4 takes Ozaki-II whenever a count certifies: its bound runs alone first, Ozaki-I's only
+  // where no count does. Same choice, one reduction less (issue 33: the explicit variant's decision
+  // cost 5-13% more).
   const bool ozaki2_first = oz1_ && oz2_ && ozaki2_preferred(kMaxModuli, lower, dev_);
   BoundRequest rq;
   rq.ozaki1 = oz1_ && !ozaki2_first;
   rq.s_from = lower;
   rq.ozaki2 = oz2_;
   rq.target = target;
-  bool bound_done = false;
-  if (oz2_ && !rq.ozaki1 && s_.m >= kernels::DecisionPolicy::kOz2SampleMinRows) {
-    BoundRequest sample = rq;
-    sample.sample_rows = kernels::DecisionPolicy::kOz2SampleRows;
-    if (!data_->bound(dp, sample, &counts)) return failed("the sampled bound pass");
-    bool all_past = true;
-    for (int w = 0; w < numerics::kModuliWindow; ++w) all_past = all_past && counts.oz2_ratio_max[w] > target;
-    bound_done = all_past;
-    rq.magnitudes_ready = true;  // the sample's pass computed them (and the norms)
-  }
-  if (!bound_done && !data_->bound(dp, rq, &counts)) return failed("the bound pass");
+  rq.keep_dead = sampled && oz2_;
+  if (!data_->bound(dp, rq, &counts)) return failed("the bound pass");
   int moduli = 0;
   double bound2 = 0.0;
   Ozaki2Plan plan2;
@@ -404,7 +419,7 @@ PlanStatus Fp64Decision::run() {
   }
   if (!oz1_ && !oz2_) return both_out();
 
-  // 3. The candidate expected fastest.
+  // 4. The candidate expected fastest.
   const bool take2 = oz2_ && (!oz1_ || ozaki2_preferred(moduli, slices, dev_));
   if (take2)
     set_ozaki2(plan2, out_);

@@ -143,9 +143,19 @@ std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, Decisio
   d.kmag_block = round_up((d.kmag + d.pblocks - 1) / d.pblocks, UnfusedPolicy::kKAlign);
   if (d.kmag > INT32_MAX || d.m_pad > INT32_MAX || d.n_pad > INT32_MAX) return "problem too large for the decision";
   const int64_t per_col = d.m_pad * d.pblocks * int64_t(sizeof(int32_t));
-  const int64_t cols_fit = diag_buffer_cap(dev) / per_col / UnfusedPolicy::kRowAlign * UnfusedPolicy::kRowAlign;
-  if (cols_fit < UnfusedPolicy::kRowAlign) return "too many rows for the decision's magnitude product";
+  // Chunks of whole bound blocks (the bound pass's block words are by global column block).
+  constexpr int64_t col_align = kernels::DecisionPolicy::kBoundCols;
+  static_assert(col_align % UnfusedPolicy::kRowAlign == 0 && UnfusedPolicy::kMaxChunkCols % col_align == 0,
+                "column chunks of whole bound blocks");
+  const int64_t cols_fit = diag_buffer_cap(dev) / per_col / col_align * col_align;
+  if (cols_fit < col_align) return "too many rows for the decision's magnitude product";
   d.n_chunk = std::min({d.n_pad, cols_fit, UnfusedPolicy::kMaxChunkCols});
+  if (d.m >= kernels::DecisionPolicy::kOz2SampleMinRows) {
+    d.sample_m = kernels::DecisionPolicy::kOz2SampleRows;
+    d.sample_n = std::min({kernels::DecisionPolicy::kOz2SampleCols, d.n, d.n_chunk});
+    d.sample_m_pad = round_up(d.sample_m, UnfusedPolicy::kRowAlign);
+    d.sample_n_pad = round_up(d.sample_n, UnfusedPolicy::kRowAlign);
+  }
   d.stats = stats_offsets(d.m_pad, d.n_pad);
   size_t off = oz2_norm_offsets(d.stats, d.m_pad, d.n_pad, &d.off_S_a, &d.off_S_b);
   d.off_d_a = off; off = align256(off + size_t(numerics::kModuliWindow) * size_t(d.m_pad));
@@ -159,6 +169,7 @@ std::string plan_decision(const GemmShape& shape, const DeviceDesc& dev, Decisio
   d.off_mag_b = off; off = align256(off + size_t(d.n_pad) * size_t(d.kmag));
   d.off_p = off; off = align256(off + size_t(per_col) * size_t(d.n_chunk));
   d.off_lt = off; off = align256(off + size_t(UnfusedPolicy::kLtWorkspaceBytes));
+  d.off_block_passed = off; off = align256(off + sizeof(uint32_t) * size_t(kernels::DecisionPolicy::bound_blocks(d.m, d.n)));
   d.workspace_bytes = off;
   *out = d;
   return {};

@@ -90,11 +90,15 @@ struct DecisionPlan {
   int64_t kmag = 0;                 // k padded to kKAlign: the magnitude digits' row length
   int64_t kmag_block = 0, pblocks = 0;
   int64_t n_chunk = 0;              // columns of P per chunk (planes m_pad x n_chunk, ld m_pad)
+  // The sample (BoundRequest::sample): the leading sample_m x sample_n entries of C (0: none, too few
+  // rows), its operands' rows padded to sample_m_pad / sample_n_pad.
+  int64_t sample_m = 0, sample_n = 0, sample_m_pad = 0, sample_n_pad = 0;
   StatsOffsets stats;
   size_t off_S_a = 0, off_S_b = 0;  // oz2_norm_offsets
   size_t off_d_a = 0, off_d_b = 0;  // Ozaki-II's extra shifts, kModuliWindow int8 tables of m_pad / n_pad
   size_t off_q_a = 0, off_q_b = 0, off_u_a = 0, off_u_b = 0, off_result = 0;
   size_t off_mag_a = 0, off_mag_b = 0, off_p = 0, off_lt = 0;
+  size_t off_block_passed = 0;      // the Ozaki-II bound's block words (DecisionPolicy::bound_blocks(m, n) uint32)
   size_t workspace_bytes = 0;
 };
 // Empty string, or why the decision cannot run (then FP64 mode runs native DGEMM).
@@ -232,16 +236,19 @@ struct CallPlan {
 // ozaki2 set and ozaki1 not): the magnitude digits and U (unless
 // magnitudes_ready; with ozaki2 also the norms S and extra shifts), the magnitude product, and the
 // bounds' reductions: Ozaki-I's from count s_from (ozaki1), Ozaki-II's at every moduli count
-// (ozaki2; needs S: not with magnitudes_ready unless an earlier pass had ozaki2). sample_rows > 0:
-// over the first sample_rows rows against the first column chunk only (DecisionPolicy), else every
-// entry.
+// (ozaki2; needs S: not with magnitudes_ready unless an earlier pass had ozaki2), else every entry.
+// sample (Ozaki-II alone, DecisionPlan::sample_m > 0, before any other pass): the leading block of C
+// only (DecisionPlan's sample_m x sample_n), its rows' and columns' digits and magnitudes computed by
+// the sample itself; a count it gives +inf fails on all of C. keep_dead: the counts the sample ruled
+// out stay out (Ozaki-II's full pass after it: they read +inf, and the pass skips them).
 struct BoundRequest {
   bool ozaki1 = true;
   int s_from = 1;
   bool ozaki2 = false;
   double target = 0;
   bool magnitudes_ready = false;
-  int64_t sample_rows = 0;
+  bool sample = false;
+  bool keep_dead = false;
 };
 
 // How FP64 mode reads the data: the device passes (the dispatch layer runs them) and the workspace
@@ -256,7 +263,8 @@ class DecisionData {
   // A workspace of at least `bytes` for the passes and the plan after them. *no_memory: the
   // allocation failed (a smaller request may still succeed); *moved: earlier contents are gone.
   virtual bool reserve(size_t bytes, bool* no_memory, bool* moved) = 0;
-  // Pass 1: shifts, flags and exact digits of both operands (left in the workspace).
+  // Pass 1: shifts, flags and exact digits of both operands (left in the workspace); their maxima
+  // into *counts, or with counts null not read back (no synchronisation: the passes after it run in order).
   virtual bool digits(const DecisionPlan& plan, DecisionCounts* counts) = 0;
   // Pass 2: the BoundRequest.
   virtual bool bound(const DecisionPlan& plan, const BoundRequest& request, DecisionCounts* counts) = 0;

@@ -37,6 +37,7 @@ CallProblem square(int64_t n, int64_t k) { return {ozgemm::gemm_shape(Op::N, Op:
 class ScriptedData final : public ozgemm::DecisionData {
  public:
   DecisionCounts digit_counts, bound_counts, sample_counts;
+  std::vector<bool> digits_read_back;  // per digits call: counts asked for (else enqueued only)
   bool capture = false, fail_bound = false;
   std::vector<std::string> calls;
   std::vector<BoundRequest> bounds;
@@ -63,15 +64,16 @@ class ScriptedData final : public ozgemm::DecisionData {
   bool digits(const DecisionPlan& plan, DecisionCounts* c) override {
     calls.push_back("digits");
     plan_types.push_back(plan.type);
-    *c = digit_counts;
+    digits_read_back.push_back(c != nullptr);
+    if (c) *c = digit_counts;
     return true;
   }
   bool bound(const DecisionPlan& plan, const BoundRequest& rq, DecisionCounts* c) override {
-    calls.push_back(rq.sample_rows > 0 ? "sample" : "bound");
+    calls.push_back(rq.sample ? "sample" : "bound");
     plan_types.push_back(plan.type);
     bounds.push_back(rq);
     if (fail_bound) return false;
-    const DecisionCounts& src = rq.sample_rows > 0 ? sample_counts : bound_counts;
+    const DecisionCounts& src = rq.sample ? sample_counts : bound_counts;
     for (int w = 0; w < nm::kModuliWindow; ++w) c->oz2_ratio_max[w] = src.oz2_ratio_max[w];
     for (int w = 0; w < nm::kSliceWindow; ++w) c->ratio_max[w] = src.ratio_max[w];
     c->s_max = src.s_max;
@@ -206,15 +208,18 @@ TEST(CallPlanner, Fp64ModeTakesTheFewestCertifiedModuli) {
   EXPECT_DOUBLE_EQ(p.report.target, target);
   EXPECT_TRUE(p.stats_ready) << "the decision's statistics are reused";
   EXPECT_GE(data.reserved, p.workspace_bytes);
-  // Ozaki-II alone on 8192 rows: the sample first, then (some count passes there) the full pass,
-  // which reuses the sample's magnitudes.
-  const std::vector<std::string> expected = {"capturing", "reserve", "digits", "sample", "bound", "reserve"};
+  // Ozaki-II alone on 8192 rows: the sample first (the leading block, its own statistics), then (some
+  // count passes there) the digits without a read back and the full pass, keeping the sample's dead counts.
+  const std::vector<std::string> expected = {"capturing", "reserve", "sample", "digits", "bound", "reserve"};
   EXPECT_EQ(data.calls, expected);
+  EXPECT_EQ(data.digits_read_back, std::vector<bool>{false});
   ASSERT_EQ(data.bounds.size(), 2u);
-  EXPECT_EQ(data.bounds[0].sample_rows, ozgemm::kernels::DecisionPolicy::kOz2SampleRows);
+  EXPECT_TRUE(data.bounds[0].sample);
   EXPECT_FALSE(data.bounds[0].magnitudes_ready);
-  EXPECT_EQ(data.bounds[1].sample_rows, 0);
-  EXPECT_TRUE(data.bounds[1].magnitudes_ready);
+  EXPECT_FALSE(data.bounds[0].ozaki1);
+  EXPECT_FALSE(data.bounds[1].sample);
+  EXPECT_FALSE(data.bounds[1].magnitudes_ready);
+  EXPECT_TRUE(data.bounds[1].keep_dead);
   EXPECT_TRUE(data.bounds[1].ozaki2);
   EXPECT_FALSE(data.bounds[1].ozaki1);
 }
@@ -228,7 +233,8 @@ TEST(CallPlanner, Fp64ModeSkipsTheFullPassWhenTheSampleRulesEveryCountOut) {
   EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
   EXPECT_TRUE(p.report.fell_back);
   EXPECT_NE(p.report.reason.find("no moduli count"), std::string::npos) << p.report.reason;
-  const std::vector<std::string> expected = {"capturing", "reserve", "digits", "sample"};
+  EXPECT_NE(p.report.reason.find("leading 512 x 1024 block"), std::string::npos) << p.report.reason;
+  const std::vector<std::string> expected = {"capturing", "reserve", "sample"};  // no full pass reads A or B
   EXPECT_EQ(data.calls, expected);
 }
 
@@ -355,8 +361,8 @@ TEST(CallPlannerComplex, Fp64ModeTakesTheFewestCertifiedModuli) {
     EXPECT_DOUBLE_EQ(p.report.bound, target / 2);
     EXPECT_DOUBLE_EQ(p.report.target, target);
     EXPECT_EQ(p.report.reason, "FP64 mode: complex Ozaki-II (2M), 17 moduli (34 INT8 products), bound 2 u|A||B| <= 4");
-    // The sample (8192 rows), then the full pass reusing its magnitudes; Ozaki-II's bound only.
-    const std::vector<std::string> expected = {"capturing", "reserve", "digits", "sample", "bound", "reserve"};
+    // The sample (8192 rows), then the digits (not read back) and the full pass; Ozaki-II's bound only.
+    const std::vector<std::string> expected = {"capturing", "reserve", "sample", "digits", "bound", "reserve"};
     EXPECT_EQ(data.calls, expected);
     ASSERT_EQ(data.bounds.size(), 2u);
     for (const BoundRequest& rq : data.bounds) {
@@ -364,10 +370,10 @@ TEST(CallPlannerComplex, Fp64ModeTakesTheFewestCertifiedModuli) {
       EXPECT_TRUE(rq.ozaki2);
       EXPECT_DOUBLE_EQ(rq.target, target);
     }
-    EXPECT_EQ(data.bounds[0].sample_rows, ozgemm::kernels::DecisionPolicy::kOz2SampleRows);
-    EXPECT_FALSE(data.bounds[0].magnitudes_ready);
-    EXPECT_EQ(data.bounds[1].sample_rows, 0);
-    EXPECT_TRUE(data.bounds[1].magnitudes_ready);
+    EXPECT_TRUE(data.bounds[0].sample);
+    EXPECT_FALSE(data.bounds[1].sample);
+    EXPECT_TRUE(data.bounds[1].keep_dead);
+    EXPECT_EQ(data.digits_read_back, std::vector<bool>{false});
     for (ozgemm::ElementType t : data.plan_types) EXPECT_EQ(t, ozgemm::ElementType::ComplexF64);
     // The first reservation covers the decision and every count's complex plan.
     DecisionPlan dp;
@@ -433,8 +439,10 @@ TEST(CallPlannerComplex, Fp64ModeRunsNativeZgemmWhereNoCountMeetsTheBound) {
   EXPECT_EQ(p.report.moduli, 0);
   EXPECT_EQ(p.report.bound, 0.0);
   EXPECT_DOUBLE_EQ(p.report.target, target);
-  EXPECT_EQ(p.report.reason, "FP64 mode ran native ZGEMM: no moduli count up to 20 meets the bound");
-  EXPECT_EQ(sampled.calls, (std::vector<std::string>{"capturing", "reserve", "digits", "sample"}));
+  EXPECT_EQ(p.report.reason,
+            "FP64 mode ran native ZGEMM: no moduli count up to 20 meets the bound (on the leading 512 x 1024 block "
+            "already)");
+  EXPECT_EQ(sampled.calls, (std::vector<std::string>{"capturing", "reserve", "sample"}));
   // The sample passes, the full pass does not (an entry past the sample's rows).
   ScriptedData full;
   certify_at(&full.sample_counts, 16, target);
@@ -442,7 +450,7 @@ TEST(CallPlannerComplex, Fp64ModeRunsNativeZgemmWhereNoCountMeetsTheBound) {
   ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, &full, &p), PlanStatus::Ok);
   EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
   EXPECT_NE(p.report.reason.find("native ZGEMM: no moduli count up to 20"), std::string::npos) << p.report.reason;
-  EXPECT_EQ(full.calls, (std::vector<std::string>{"capturing", "reserve", "digits", "sample", "bound"}));
+  EXPECT_EQ(full.calls, (std::vector<std::string>{"capturing", "reserve", "sample", "digits", "bound"}));
 }
 
 TEST(CallPlannerComplex, Fp64ModeRunsNativeZgemmUnderGraphCaptureWithoutReadingData) {
@@ -576,8 +584,9 @@ TEST(CallPlanner, ExplicitVariantEvaluatesOzaki1OnlyWhereOzaki2Fails) {
     ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method)) << p.report.reason;
     EXPECT_EQ(p.report.moduli, 16);
     EXPECT_EQ(p.report.reason.find("Ozaki-I needs"), std::string::npos) << p.report.reason;
-    const std::vector<std::string> expected = {"capturing", "reserve", "digits", "sample", "bound", "reserve"};
+    const std::vector<std::string> expected = {"capturing", "reserve", "sample", "digits", "bound", "reserve"};
     EXPECT_EQ(data.calls, expected);
+    EXPECT_EQ(data.digits_read_back, std::vector<bool>{true});  // Ozaki-I a candidate: its lower bound
     for (const BoundRequest& rq : data.bounds) EXPECT_FALSE(rq.ozaki1);
   }
   {  // no moduli count certifies (the sample already says so): Ozaki-I's bound, then its plan
@@ -591,12 +600,12 @@ TEST(CallPlanner, ExplicitVariantEvaluatesOzaki1OnlyWhereOzaki2Fails) {
     ASSERT_EQ(ozgemm::plan_call(cs, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
     ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki1Plan>(p.method)) << p.report.reason;
     EXPECT_EQ(p.report.slices, 8);
-    const std::vector<std::string> expected = {"capturing", "reserve", "digits", "sample", "bound", "reserve"};
+    const std::vector<std::string> expected = {"capturing", "reserve", "sample", "digits", "bound", "reserve"};
     EXPECT_EQ(data.calls, expected);
     ASSERT_EQ(data.bounds.size(), 2u);
     EXPECT_TRUE(data.bounds[1].ozaki1);
     EXPECT_FALSE(data.bounds[1].ozaki2);
-    EXPECT_TRUE(data.bounds[1].magnitudes_ready);
+    EXPECT_FALSE(data.bounds[1].magnitudes_ready);
     EXPECT_EQ(data.bounds[1].s_from, lower);
   }
 }
