@@ -16,7 +16,6 @@
 // not finite). Built by bench/gemmul8/build.sh.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <curand_kernel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,73 +23,24 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "../cuda_check.hpp"
+#include "bench_common.cuh"
 #include "gemmul8.hpp"
 #include "ozgemm/ozgemm.h"
 
+using bench::env_int;
+using bench::fill_phi;
+using bench::json_number;
+using bench::time_ms;
+
 namespace {
-
-__global__ void fill_phi_kernel(double* x, size_t count, double phi, unsigned long long seed) {
-  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  curandStatePhilox4_32_10_t st;
-  curand_init(seed, i, 0, &st);
-  const double u = curand_uniform_double(&st), g = curand_normal_double(&st);
-  x[i] = (u - 0.5) * (phi < 0 ? 1.0 : std::exp(phi * g));
-}
-
-__global__ void fill_nan_kernel(double* x, size_t count) {
-  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < count) x[i] = __longlong_as_double(0x7ff8dead00000000ll);
-}
-
-void fill_phi(double* x, size_t count, double phi, unsigned long long seed) {
-  fill_phi_kernel<<<unsigned((count + 255) / 256), 256>>>(x, count, phi, seed);
-  CHECK_CUDA(cudaGetLastError());
-}
-void poison(double* x, size_t count) {
-  fill_nan_kernel<<<unsigned((count + 255) / 256), 256>>>(x, count);
-  CHECK_CUDA(cudaGetLastError());
-}
 
 struct Sample {
   size_t i, j;
   long double ref, abs_ab;
 };
-
-// Median milliseconds of `iters` timed calls after 2 warm-ups (C poisoned before each).
-double time_ms(const std::function<void()>& call, double* C, size_t c_count, int iters) {
-  cudaEvent_t t0, t1;
-  CHECK_CUDA(cudaEventCreate(&t0));
-  CHECK_CUDA(cudaEventCreate(&t1));
-  std::vector<float> ms;
-  for (int it = 0; it < iters + 2; ++it) {
-    poison(C, c_count);
-    CHECK_CUDA(cudaEventRecord(t0));
-    call();
-    CHECK_CUDA(cudaEventRecord(t1));
-    CHECK_CUDA(cudaEventSynchronize(t1));
-    float t = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&t, t0, t1));
-    if (it >= 2) ms.push_back(t);
-  }
-  CHECK_CUDA(cudaEventDestroy(t0));
-  CHECK_CUDA(cudaEventDestroy(t1));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-// A JSON value for x: the number, or null where it is not finite (a non-finite entry in C).
-std::string json_number(double x) {
-  if (!std::isfinite(x)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3e", x);
-  return buf;
-}
 
 double comperr(const double* C, size_t n, const std::vector<Sample>& s) {
   double worst = 0;
@@ -112,12 +62,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const size_t n = std::strtoull(argv[1], nullptr, 10);
-  std::vector<int> moduli;
-  {
-    std::stringstream ss(argv[2]);
-    std::string tok;
-    while (std::getline(ss, tok, ',')) moduli.push_back(std::atoi(tok.c_str()));
-  }
+  const std::vector<int> moduli = bench::parse_list<int>(argv[2]);
   const double phi = std::atof(argv[3]);
   const int iters = std::atoi(argv[4]);
   const unsigned long long seed = std::strtoull(argv[5], nullptr, 10);
@@ -161,11 +106,7 @@ int main(int argc, char** argv) {
   };
   const double one = 1.0, zero = 0.0;
   const int ni = static_cast<int>(n);
-  auto env_int = [](const char* name, int fallback) { return std::getenv(name) ? std::atoi(std::getenv(name)) : fallback; };
-  // ROUNDS rounds, each timing every method once; round r starts at method r (mod the method count),
-  // so no method keeps one slot. The card runs at its power limit under these loads and its SM clock
-  // swings (about 1000-1980 MHz, H100 2026-11-26), so one method's ITERS calls at 8192^3 (about 0.2 s)
-  // catch one phase of the swing; the summary takes each method's median over the rounds.
+  // ROUNDS rounds over all methods, rotated (bench::run_rotated).
   const int rounds = std::max(1, env_int("ROUNDS", 1));
   const int slices = env_int("SLICES", 0);            // Ozaki-I's slice count; 0 (default) skips Ozaki-I
   const bool skip_gemmul8 = env_int("SKIP_GEMMUL8", 0) == 1;
@@ -190,12 +131,7 @@ int main(int argc, char** argv) {
   auto run_ozgemm = [&](int round, ozgemmScheme_t scheme, ozgemmVariant_t v, int count_) {
     const bool two = scheme == OZGEMM_SCHEME_OZAKI2;
     const char* name = two ? "ozaki2" : "ozaki1";
-    if (ozgemmSetScheme(oz, scheme) != OZGEMM_STATUS_SUCCESS || ozgemmSetVariant(oz, v) != OZGEMM_STATUS_SUCCESS ||
-        (two ? ozgemmSetModuli(oz, count_) : ozgemmSetSlices(oz, count_)) != OZGEMM_STATUS_SUCCESS) {
-      std::fprintf(stderr, "ozgemm %s %s %d: not available on this device or build\n", name, ozgemmGetVariantString(v),
-                   count_);
-      return;
-    }
+    if (!bench::set_ozgemm_method(oz, scheme, v, count_)) return;
     ozgemmStatus_t st = OZGEMM_STATUS_SUCCESS;
     const double ms = time_ms(
         [&] { st = ozgemmDgemm(oz, CUBLAS_OP_N, CUBLAS_OP_N, ni, ni, ni, &one, A, ni, B, ni, &zero, C, ni); }, C, count,
@@ -205,9 +141,7 @@ int main(int argc, char** argv) {
       return;
     }
     ozgemmCallInfo_t info{};
-    ozgemmGetLastCallInfo(oz, &info);
-    std::string mode = ozgemmGetVariantString(info.variant);
-    if (info.variant != v) mode += std::string(" (requested ") + ozgemmGetVariantString(v) + ")";
+    const std::string mode = bench::ozgemm_ran_mode(oz, v, &info);
     report(round, two ? "ozgemm_ozaki2" : "ozgemm_ozaki1", count_, mode.c_str(), ms);
   };
   std::vector<std::function<void(int)>> methods;
@@ -236,8 +170,7 @@ int main(int argc, char** argv) {
               C, count, iters);
           report(r, "gemmul8", N, fast ? "fast" : "accurate", ms);
         });
-  for (int r = 0; r < rounds; ++r)
-    for (size_t i = 0; i < methods.size(); ++i) methods[(i + size_t(r)) % methods.size()](r);
+  bench::run_rotated(methods, rounds);
   ozgemmDestroy(oz);
   if (work) CHECK_CUDA(cudaFree(work));
   cublasDestroy(cb);
