@@ -371,9 +371,11 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
     const numerics::Ozaki2Constants& c = oz2_constants(plan.type, numerics::kMinModuli + w);
     b2.recon_abs_u[w] = complex ? numerics::oz2c_recon_abs_u(c) : c.recon_abs_u;  // R2c's or R2's
   }
-  // Lowest first (launch_oz2_bound) where P holds every evaluated column at once (the settle passes
-  // re-read it): the sample, or all of C in one chunk; else every live count.
-  b2.lowest_first = sample || plan.n <= plan.n_chunk;
+  // Lowest first (launch_oz2_bound) where P holds all of C at once (the settle passes re-read it);
+  // else, and for the sample, every live count. The sample's few blocks start with every count live:
+  // one at a time they took 14 sequential evaluations (252 us at 8192^3, ncu), three at a time about
+  // a third; its maxima are then exact for its block, so it kills every count that fails there.
+  b2.lowest_first = !sample && plan.n <= plan.n_chunk;
   b2.block_passed = reinterpret_cast<uint32_t*>(ws + plan.off_block_passed);
   // The magnitude product of rows [0, rows_pad) x columns [col0, col0 + ncols) into P (every k-block).
   auto magnitude_product = [&](int64_t rows_pad, int64_t col0, int64_t ncols) {
@@ -389,7 +391,7 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
     }
     return true;
   };
-  if (sample) {  // no settle passes: a count live after it may still fail there (only "all dead" is used)
+  if (sample) {
     if (!magnitude_product(rows_pad_a, 0, rows_pad_b)) return OZGEMM_STATUS_EXECUTION_FAILED;
     b.col0 = 0;
     b.cols = plan.sample_n;
