@@ -321,14 +321,26 @@ PlanStatus Fp64Decision::run() {
     sample.target = target;
     sample.sample = true;
     if (!data_->bound(dp, sample, &counts)) return failed("the sampled bound pass");
+    // The sample's digit maxima are over some rows and columns only: its slice count is at most the
+    // full one, and AUTO's rules only get stricter with more slices, so Ozaki-I slower than native
+    // there is slower at the full count too.
+    if (oz1_) {
+      const int fewest = numerics::slices_lower_bound(counts.q_max_a, counts.q_max_b);
+      Ozaki1Plan at_fewest;
+      const PlanStatus st = ozaki1_candidate(fewest,
+                                             "Ozaki-I slower than native here at " + std::to_string(fewest) +
+                                                 " slices, the fewest the leading block already allows",
+                                             &at_fewest);
+      if (st != PlanStatus::Ok) return st;
+    }
     bool all_past = true;
     for (int w = 0; w < numerics::kModuliWindow; ++w) all_past = all_past && counts.oz2_ratio_max[w] > target;
     if (all_past) {
       oz2_ = false;
       why2_ = "no moduli count up to " + std::to_string(kMaxModuli) + " meets the bound (on the leading " +
               std::to_string(dp.sample_m) + " x " + std::to_string(dp.sample_n) + " block already)";
-      if (!oz1_) return both_out();
     }
+    if (!oz1_ && !oz2_) return both_out();
     sampled = true;
   }
 

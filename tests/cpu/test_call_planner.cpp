@@ -77,6 +77,10 @@ class ScriptedData final : public ozgemm::DecisionData {
     for (int w = 0; w < nm::kModuliWindow; ++w) c->oz2_ratio_max[w] = src.oz2_ratio_max[w];
     for (int w = 0; w < nm::kSliceWindow; ++w) c->ratio_max[w] = src.ratio_max[w];
     c->s_max = src.s_max;
+    if (rq.sample) {  // the sample's own digits pass: its maxima (the full pass's stay as digits() left them)
+      c->q_max_a = src.q_max_a;
+      c->q_max_b = src.q_max_b;
+    }
     return true;
   }
 };
@@ -236,6 +240,28 @@ TEST(CallPlanner, Fp64ModeSkipsTheFullPassWhenTheSampleRulesEveryCountOut) {
   EXPECT_NE(p.report.reason.find("leading 512 x 1024 block"), std::string::npos) << p.report.reason;
   const std::vector<std::string> expected = {"capturing", "reserve", "sample"};  // no full pass reads A or B
   EXPECT_EQ(data.calls, expected);
+}
+
+// Scheme AUTO (both candidates) on wide-range data: the sample rules every moduli count out and its
+// digits rule Ozaki-I out (AUTO: slower than native at the 7 slices they already need), so native
+// DGEMM runs without any full pass; with digits that still allow few slices, the full digits decide.
+TEST(CallPlanner, Fp64ModeDropsOzaki1OnTheSamplesDigits) {
+  const CallProblem pr = square(8192, 8192);
+  const double target = nm::target_constant(pr.shape.k);
+  ScriptedData data = ruled_out_by_the_sample(target);
+  data.sample_counts.q_max_a = data.sample_counts.q_max_b = 4;  // at least 7 slices
+  CallPlan p;
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
+  EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method)) << p.report.reason;
+  EXPECT_NE(p.report.reason.find("fewest the leading block already allows"), std::string::npos) << p.report.reason;
+  EXPECT_EQ(data.calls, (std::vector<std::string>{"capturing", "reserve", "sample"}));
+  // Integer-like data (one exact digit a side: one slice): Ozaki-I stays a candidate, the digits pass runs.
+  ScriptedData few = ruled_out_by_the_sample(target);
+  few.sample_counts.q_max_a = few.sample_counts.q_max_b = 1;
+  few.digit_counts.q_max_a = few.digit_counts.q_max_b = 1;
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, &few, &p), PlanStatus::Ok);
+  ASSERT_GE(few.calls.size(), 4u);
+  EXPECT_EQ(few.calls[3], "digits");
 }
 
 TEST(CallPlanner, Fp64ModeRunsNativeUnderGraphCaptureWithoutReadingData) {
