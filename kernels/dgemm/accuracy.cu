@@ -140,9 +140,10 @@ __global__ void oz2_extra_shifts_kernel(const int64_t* __restrict__ S_a, int64_t
 // count, the excess (numerics::oz2_entry_excess, 6 FP64 operations) with the exponent range check;
 // 2.03 is added once to the block's largest excess (oz2_entry_ratio: the addition is monotone).
 // Counts marked dead when the block starts are skipped; the block marks a count dead when its
-// maximum exceeds the target. After the first wave of blocks usually one or two counts live, so a
-// block evaluates only its live counts, kOz2BoundSlots at a time (slot s holds the s-th count's row
-// side in registers; more live counts take further passes over the block's entries, from L1/L2).
+// maximum exceeds the target. Lowest first (launch.hpp's Oz2BoundArgs): one live count at a time,
+// up to the first the block meets. Otherwise every live count, kOz2BoundSlots at a time (slot s holds
+// the s-th count's row side in registers; more live counts take further passes over the block's
+// entries, from L1/L2): 4-6 counts stayed live through much of the grid at 8192^3 (docs/performance.md).
 constexpr int kOz2BoundRows = DecisionPolicy::kBoundRows, kOz2BoundCols = DecisionPolicy::kBoundCols;
 constexpr int kOz2BoundBatch = 4, kOz2BoundSlots = 3;
 static_assert(nm::kModuliWindow < 32, "oz2_dead holds a bit per count (and 1u << W stays defined)");
