@@ -27,6 +27,8 @@ import sys
 
 import numpy as np
 
+from fp64_ctypes import Complex, check, cublas, cublas_version as read_cublas_version, device_copy, phi_part, rt
+
 p = argparse.ArgumentParser()
 p.add_argument("--type", choices=["d", "z"], default="d")
 p.add_argument("--n", type=int, default=8192)
@@ -44,18 +46,7 @@ cplx = args.type == "z"
 dtype = np.complex128 if cplx else np.float64
 esize = 16 if cplx else 8
 
-rt = ctypes.CDLL("libcudart.so.13")
-cublas = ctypes.CDLL("libcublas.so.13")
 oz = ctypes.CDLL("libozgemm.so.0")
-
-
-def check(status, what):
-    if status != 0:
-        sys.exit(f"{what} failed with status {status}")
-
-
-class Complex(ctypes.Structure):
-    _fields_ = [("x", ctypes.c_double), ("y", ctypes.c_double)]
 
 
 class CallInfo(ctypes.Structure):  # ozgemmCallInfo_t (include/ozgemm/ozgemm.h)
@@ -64,17 +55,8 @@ class CallInfo(ctypes.Structure):  # ozgemmCallInfo_t (include/ozgemm/ozgemm.h)
                 ("fell_back", ctypes.c_int), ("reason", ctypes.c_char * 160)]
 
 
-def device_copy(host: np.ndarray) -> ctypes.c_void_p:
-    ptr = ctypes.c_void_p()
-    check(rt.cudaMalloc(ctypes.byref(ptr), ctypes.c_size_t(max(1, host.nbytes))), "cudaMalloc")
-    check(rt.cudaMemcpy(ptr, host.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(host.nbytes), 1), "cudaMemcpy")
-    return ptr
-
-
 def part(rng, shape):
-    if args.phi < 0:
-        return rng.standard_normal(shape)
-    return (rng.random(shape) - 0.5) * np.exp(args.phi * rng.standard_normal(shape))
+    return phi_part(rng, shape, args.phi)
 
 
 rng = np.random.default_rng(args.seed)
@@ -87,13 +69,7 @@ check(rt.cudaMalloc(ctypes.byref(C), ctypes.c_size_t(M * N * esize)), "cudaMallo
 stream = ctypes.c_void_p()
 check(rt.cudaStreamCreate(ctypes.byref(stream)), "cudaStreamCreate")
 
-version = ctypes.c_int()
-cublas.cublasGetProperty(0, ctypes.byref(version))
-major = version.value
-cublas.cublasGetProperty(1, ctypes.byref(version))
-minor = version.value
-cublas.cublasGetProperty(2, ctypes.byref(version))
-cublas_version = f"{major}.{minor}.{version.value}"
+cublas_version = read_cublas_version()
 
 if cplx:
     one, zero = Complex(1.0, 0.0), Complex(0.0, 0.0)

@@ -272,6 +272,12 @@ __global__ void __launch_bounds__(kOz2BoundRows) oz2_bound_kernel(Oz2BoundArgs a
   if (threadIdx.x == 0) live_counts = oz2_live_counts(a);
   __syncthreads();
   uint32_t live = live_counts;
+  // Every live count (not lowest first) over few blocks (launch_oz2_bound: the sample's 64 blocks took
+  // 233 us at 16384^3): grid.z splits the counts into fixed groups of kOz2BoundSlots window indices,
+  // block z evaluating group z's live ones. Fixed by index, not by rank among the live counts: blocks
+  // read the dead counts at different times, and every count live at the end must be evaluated on
+  // every entry.
+  if (!a2.lowest_first && gridDim.z > 1) live &= ((1u << kOz2BoundSlots) - 1u) << (kOz2BoundSlots * blockIdx.z);
   // Nothing to do (block-uniform): every count is past the target already, or (settling) this block
   // has evaluated and met the lowest live count.
   if (!live || (done & live & (0u - live))) {
@@ -347,9 +353,12 @@ cudaError_t launch_oz2_bound(const Oz2BoundArgs& args, cudaStream_t stream) {
                             args.settle_index >= 32))
     return cudaErrorInvalidValue;
   if (args.settle && !args.lowest_first) return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>((args.base.rows + kOz2BoundRows - 1) / kOz2BoundRows),
-                  static_cast<unsigned>((args.base.cols + kOz2BoundCols - 1) / kOz2BoundCols));
+  dim3 grid(static_cast<unsigned>((args.base.rows + kOz2BoundRows - 1) / kOz2BoundRows),
+            static_cast<unsigned>((args.base.cols + kOz2BoundCols - 1) / kOz2BoundCols));
   if (grid.y > 65535) return cudaErrorInvalidValue;  // the planner's column chunks keep it below
+  // Every live count over fewer than kSplitCountsBelowBlocks blocks: the count groups over grid.z too.
+  if (!args.lowest_first && int64_t(grid.x) * grid.y < DecisionPolicy::kSplitCountsBelowBlocks)
+    grid.z = (nm::kModuliWindow + kOz2BoundSlots - 1) / kOz2BoundSlots;
   oz2_bound_kernel<<<grid, kOz2BoundRows, 0, stream>>>(args);
   return cudaGetLastError();
 }

@@ -2,6 +2,7 @@
 // with the accuracy statistics (RowDigits non-null) also the row's exact digit count q and the
 // maximum of q over the finite rows (ozgemm/numerics/accuracy.hpp), in the same read.
 #include "kernels/dgemm/launch.hpp"
+#include "kernels/dgemm/row_stats_split.cuh"
 #include "ozgemm/numerics/accuracy.hpp"
 #include "ozgemm/numerics/ozaki1.hpp"
 
@@ -14,6 +15,7 @@ namespace {
 
 constexpr int kWarps = 8;       // rows per block in the k-contiguous kernel
 constexpr int kSplitL = 32;     // l-splits per row in the other kernel (block 32 x kSplitL)
+// Few rows: l split over grid.y as well (kSplit; row_stats_split.cuh).
 
 // One element into the running (max, lsb, bad) of a row.
 template <bool kDigits>
@@ -40,8 +42,9 @@ __device__ __forceinline__ void finish(int64_t r, double mx, int lsb, int bad, i
   }
 }
 
-// k-contiguous rows (stride_l == 1): one warp per row, lanes stride over l.
-template <bool kDigits>
+// k-contiguous rows (stride_l == 1): one warp per row, lanes stride over l (kSplit: over the l's of
+// this blockIdx.y, every gridDim.y-th group of 32).
+template <bool kDigits, bool kSplit>
 __global__ void row_shifts_kcontig_kernel(OperandView v, int64_t rows_pad, int32_t* shift, int32_t* flag,
                                           RowDigits digits) {
   const int lane = threadIdx.x & 31;
@@ -51,19 +54,24 @@ __global__ void row_shifts_kcontig_kernel(OperandView v, int64_t rows_pad, int32
   int bad = 0, lsb = nm::kNoDigits;
   if (r < v.rows) {
     const double* row = v.ptr + r * v.stride_r;
-    for (int64_t l = lane; l < v.k; l += 32) take<kDigits>(row[l], mx, lsb, bad);
+    const int64_t step = int64_t(32) * gridDim.y;
+    for (int64_t l = int64_t(blockIdx.y) * 32 + lane; l < v.k; l += step) take<kDigits>(row[l], mx, lsb, bad);
   }
   for (int o = 16; o > 0; o >>= 1) {
     mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
     bad |= __shfl_xor_sync(0xffffffffu, bad, o);
     if (kDigits) lsb = min(lsb, __shfl_xor_sync(0xffffffffu, lsb, o));
   }
-  if (lane == 0) finish<kDigits>(r, mx, lsb, bad, shift, flag, digits);
+  if (lane != 0) return;
+  if (kSplit)
+    row_split::partial(r, mx, lsb, bad, shift, flag, kDigits ? digits.q : nullptr);
+  else
+    finish<kDigits>(r, mx, lsb, bad, shift, flag, digits);
 }
 
 // Other layouts (row-contiguous when stride_r == 1): threadIdx.x picks the row, so a warp
-// reads 32 consecutive doubles when stride_r == 1; threadIdx.y splits l.
-template <bool kDigits>
+// reads 32 consecutive doubles when stride_r == 1; threadIdx.y splits l (kSplit: and blockIdx.y).
+template <bool kDigits, bool kSplit>
 __global__ void row_shifts_rcontig_kernel(OperandView v, int64_t rows_pad, int32_t* shift, int32_t* flag,
                                           RowDigits digits) {
   __shared__ double smax[kSplitL][33];
@@ -73,8 +81,10 @@ __global__ void row_shifts_rcontig_kernel(OperandView v, int64_t rows_pad, int32
   double mx = 0.0;
   int bad = 0, lsb = nm::kNoDigits;
   if (r < v.rows) {
+    const int64_t step = int64_t(kSplitL) * gridDim.y;
 #pragma unroll 4
-    for (int64_t l = threadIdx.y; l < v.k; l += kSplitL) take<kDigits>(v.ptr[r * v.stride_r + l * v.stride_l], mx, lsb, bad);
+    for (int64_t l = int64_t(blockIdx.y) * kSplitL + threadIdx.y; l < v.k; l += step)
+      take<kDigits>(v.ptr[r * v.stride_r + l * v.stride_l], mx, lsb, bad);
   }
   smax[threadIdx.y][threadIdx.x] = mx;
   sbad[threadIdx.y][threadIdx.x] = bad;
@@ -86,20 +96,35 @@ __global__ void row_shifts_rcontig_kernel(OperandView v, int64_t rows_pad, int32
       bad |= sbad[w][threadIdx.x];
       if (kDigits) lsb = min(lsb, slsb[w][threadIdx.x]);
     }
-    finish<kDigits>(r, mx, lsb, bad, shift, flag, digits);
+    if (kSplit)
+      row_split::partial(r, mx, lsb, bad, shift, flag, kDigits ? digits.q : nullptr);
+    else
+      finish<kDigits>(r, mx, lsb, bad, shift, flag, digits);
   }
 }
 
 template <bool kDigits>
-void launch(const OperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag, RowDigits digits,
-            cudaStream_t stream) {
-  if (view.stride_l == 1) {
-    const dim3 grid(static_cast<unsigned>((rows_pad + kWarps - 1) / kWarps));
-    row_shifts_kcontig_kernel<kDigits><<<grid, 32 * kWarps, 0, stream>>>(view, rows_pad, shift, flag, digits);
+cudaError_t launch(const OperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag, RowDigits digits,
+                   cudaStream_t stream) {
+  const bool kcontig = view.stride_l == 1;
+  const int64_t row_blocks = kcontig ? (rows_pad + kWarps - 1) / kWarps : (rows_pad + 31) / 32;
+  const int64_t splits = row_split::l_splits(row_blocks, view.k, kcontig ? 32 : kSplitL);
+  const dim3 grid(static_cast<unsigned>(row_blocks), static_cast<unsigned>(splits));
+  if (splits > 1) {
+    const cudaError_t e = row_split::begin(rows_pad, shift, flag, digits, stream);
+    if (e != cudaSuccess) return e;
+    if (kcontig)
+      row_shifts_kcontig_kernel<kDigits, true><<<grid, 32 * kWarps, 0, stream>>>(view, rows_pad, shift, flag, digits);
+    else
+      row_shifts_rcontig_kernel<kDigits, true><<<grid, dim3(32, kSplitL), 0, stream>>>(view, rows_pad, shift, flag, digits);
+    const cudaError_t launched = cudaGetLastError();
+    return launched != cudaSuccess ? launched : row_split::finish(rows_pad, shift, flag, digits, stream);
+  } else if (kcontig) {
+    row_shifts_kcontig_kernel<kDigits, false><<<grid, 32 * kWarps, 0, stream>>>(view, rows_pad, shift, flag, digits);
   } else {
-    const dim3 grid(static_cast<unsigned>((rows_pad + 31) / 32));
-    row_shifts_rcontig_kernel<kDigits><<<grid, dim3(32, kSplitL), 0, stream>>>(view, rows_pad, shift, flag, digits);
+    row_shifts_rcontig_kernel<kDigits, false><<<grid, dim3(32, kSplitL), 0, stream>>>(view, rows_pad, shift, flag, digits);
   }
+  return cudaGetLastError();
 }
 
 }  // namespace
@@ -107,16 +132,13 @@ void launch(const OperandView& view, int64_t rows_pad, int32_t* shift, int32_t* 
 cudaError_t launch_row_shifts(const OperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
                               RowDigits digits, cudaStream_t stream) {
   if (rows_pad <= 0) return cudaSuccess;
-  if (digits.q)
-    launch<true>(view, rows_pad, shift, flag, digits, stream);
-  else
-    launch<false>(view, rows_pad, shift, flag, digits, stream);
-  return cudaGetLastError();
+  return digits.q ? launch<true>(view, rows_pad, shift, flag, digits, stream)
+                  : launch<false>(view, rows_pad, shift, flag, digits, stream);
 }
 
 cudaError_t check_kernel_image() {
   cudaFuncAttributes attr;
-  return cudaFuncGetAttributes(&attr, row_shifts_kcontig_kernel<false>);
+  return cudaFuncGetAttributes(&attr, row_shifts_kcontig_kernel<false, false>);
 }
 
 }  // namespace kernels

@@ -10,6 +10,7 @@
 
 #include "kernels/dgemm/launch.hpp"
 #include "kernels/dgemm/moduli_count.cuh"
+#include "kernels/dgemm/row_stats_split.cuh"
 #include "ozgemm/numerics/accuracy.hpp"
 #include "ozgemm/numerics/ozaki2.hpp"
 #include "ozgemm/numerics/ozaki2_complex.hpp"
@@ -60,7 +61,9 @@ __device__ __forceinline__ T stats_partial(const T (&s)[8][32], int j) {
 
 // Shifts and flags; with digits.q (FP64 mode's decision) also the exact digits q over the non-zero
 // finite parts' lowest set bits, and their maximum over the finite rows.
-template <bool kKContig>
+// kSplit (few rows, row_stats_split.cuh): l split over blockIdx.y as well, the rows' partial results
+// into the accumulators (row_split::partial; row_split::finish completes them).
+template <bool kKContig, bool kSplit>
 __global__ void __launch_bounds__(256) oz2c_max_kernel(ComplexOperandView v, int64_t rows_pad, int32_t* __restrict__ shift,
                                                        int32_t* __restrict__ flag, RowDigits digits) {
   __shared__ double smax[8][32];
@@ -71,7 +74,8 @@ __global__ void __launch_bounds__(256) oz2c_max_kernel(ComplexOperandView v, int
   double mx = 0.0;
   int bad = 0, lsb = nm::kNoDigits;
   if (r < v.rows)
-    for (int64_t l = stats_first_l<kKContig>(); l < v.k; l += stats_step_l<kKContig>()) {
+    for (int64_t l = stats_first_l<kKContig>() + int64_t(blockIdx.y) * stats_step_l<kKContig>(); l < v.k;
+         l += int64_t(stats_step_l<kKContig>()) * gridDim.y) {
       const double2 x = load(v, r, l);
       const double parts[2] = {x.x, x.y};
       for (const double part : parts) {
@@ -92,6 +96,10 @@ __global__ void __launch_bounds__(256) oz2c_max_kernel(ComplexOperandView v, int
     mx = fmax(mx, stats_partial<kKContig>(smax, j));
     bad |= stats_partial<kKContig>(sbad, j);
     lsb = min(lsb, stats_partial<kKContig>(slsb, j));
+  }
+  if (kSplit) {
+    row_split::partial(r, mx, lsb, bad, shift, flag, with_digits ? digits.q : nullptr);
+    return;
   }
   const int32_t sh = nm::shift_from_max(mx);
   shift[r] = sh;
@@ -467,12 +475,24 @@ const dim3 kStatsBlock(32, 8);
 cudaError_t launch_row_shifts(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,
                               RowDigits digits, cudaStream_t stream) {
   if (rows_pad <= 0) return cudaSuccess;
-  const dim3 grid = stats_grid(view, rows_pad);
-  if (view.stride_l == 1)
-    oz2c_max_kernel<true><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
+  const bool kcontig = view.stride_l == 1;
+  dim3 grid = stats_grid(view, rows_pad);
+  grid.y = static_cast<unsigned>(row_split::l_splits(grid.x, view.k, kcontig ? stats_step_l<true>() : stats_step_l<false>()));
+  if (grid.y == 1) {
+    if (kcontig)
+      oz2c_max_kernel<true, false><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
+    else
+      oz2c_max_kernel<false, false><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
+    return cudaGetLastError();
+  }
+  const cudaError_t e = row_split::begin(rows_pad, shift, flag, digits, stream);
+  if (e != cudaSuccess) return e;
+  if (kcontig)
+    oz2c_max_kernel<true, true><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
   else
-    oz2c_max_kernel<false><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
-  return cudaGetLastError();
+    oz2c_max_kernel<false, true><<<grid, kStatsBlock, 0, stream>>>(view, rows_pad, shift, flag, digits);
+  const cudaError_t launched = cudaGetLastError();
+  return launched != cudaSuccess ? launched : row_split::finish(rows_pad, shift, flag, digits, stream);
 }
 
 cudaError_t launch_oz2c_stats(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,

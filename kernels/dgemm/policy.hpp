@@ -115,6 +115,13 @@ struct UnfusedPolicy {
   static constexpr int64_t kLtWorkspaceBytes = int64_t(32) << 20;  // scratch for cuBLASLt's kernels
 };
 
+// The row statistics kernels (max_reduce.cu, ozaki2_complex.cu's oz2c_max_kernel; row_stats_split.cuh):
+// fewer row blocks than kSplitBelowBlocks split each row's l range over grid.y as well, into about
+// that many blocks, keeping at least kMinPerThread elements a thread.
+struct RowStatsPolicy {
+  static constexpr int64_t kSplitBelowBlocks = 256, kMinPerThread = 8;
+};
+
 // FP64 mode's decision (src/plan/call_planner.cpp asks for the sample, decision_bound runs it): with
 // Ozaki-II a candidate and at least kOz2SampleMinRows rows, the bound runs first over the leading
 // kOz2SampleRows x kOz2SampleCols entries of C (fewer columns where C or a chunk of the magnitude
@@ -125,6 +132,9 @@ struct UnfusedPolicy {
 struct DecisionPolicy {
   // The Ozaki-II bound pass (accuracy.cu): a block of kBoundRows rows (a thread each) x kBoundCols columns of C.
   static constexpr int kBoundRows = 128, kBoundCols = 64;
+  // Every live count at once (not lowest first) over fewer blocks than this (the sample: 4 x 16):
+  // the counts split over grid.z as well (accuracy.cu).
+  static constexpr int64_t kSplitCountsBelowBlocks = 256;
   // Its blocks over rows x cols entries of C (the lowest-first pass keeps a word per block).
   static constexpr int64_t bound_blocks(int64_t rows, int64_t cols) {
     return (rows + kBoundRows - 1) / kBoundRows * ((cols + kBoundCols - 1) / kBoundCols);

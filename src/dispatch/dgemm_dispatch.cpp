@@ -290,9 +290,10 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
   static_assert(sizeof(kernels::DecisionResult) <= 256, "the planner reserves 256 bytes for the result");
   const bool complex = plan.type == ElementType::ComplexF64;
   const bool sample = rq.sample;
-  // Complex data has Ozaki-II only (its magnitudes pass always computes S); the sample is Ozaki-II's.
+  // Complex data has Ozaki-II only (its magnitudes pass always computes S); the sample computes its own
+  // magnitudes, for either scheme or both.
   if (!plan_fits<T>(plan) || (complex && (rq.ozaki1 || !rq.ozaki2)) ||
-      (sample && (rq.ozaki1 || !rq.ozaki2 || rq.magnitudes_ready || plan.sample_m <= 0)))
+      (sample && ((!rq.ozaki1 && !rq.ozaki2) || rq.magnitudes_ready || plan.sample_m <= 0)))
     return OZGEMM_STATUS_INTERNAL_ERROR;
   char* ws = static_cast<char*>(workspace);
   auto* result = reinterpret_cast<kernels::DecisionResult*>(ws + plan.off_result);
@@ -395,8 +396,9 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
     if (!magnitude_product(rows_pad_a, 0, rows_pad_b)) return OZGEMM_STATUS_EXECUTION_FAILED;
     b.col0 = 0;
     b.cols = plan.sample_n;
+    if (rq.ozaki1) OZ_CUDA_TRY(kernels::launch_bound(b, ctx.stream));
     b2.base = b;
-    OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
+    if (rq.ozaki2) OZ_CUDA_TRY(kernels::launch_oz2_bound(b2, ctx.stream));
     return read_counts(ctx, result, counts);
   }
   for (int64_t col0 = 0; col0 < plan.n; col0 += plan.n_chunk) {

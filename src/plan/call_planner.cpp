@@ -4,9 +4,10 @@
 // AUTO: both) and, under variant AUTO, its rules say it can beat native DGEMM here:
 //   0. no candidate (this shape, this device), or a stream under graph capture: native DGEMM before
 //      reading data;
-//   1. with Ozaki-II a candidate and at least DecisionPolicy::kOz2SampleMinRows rows, a sample: the
-//      bound over the leading block of C from its rows and columns alone; where every count fails
-//      there, Ozaki-II drops out (native DGEMM at once when it was the only candidate);
+//   1. with at least DecisionPolicy::kOz2SampleMinRows rows, a sample: the candidates' bounds over
+//      the leading block of C from its rows and columns alone; where every moduli count fails there,
+//      Ozaki-II drops out, where an entry needs more than kMaxSlices slices, Ozaki-I (native DGEMM at
+//      once when none is left);
 //   2. digits pass (the max-reduce with the exact digit counts): Ozaki-I's lower bound L; Ozaki-I
 //      drops out when AUTO would run native DGEMM at L (read back only when Ozaki-I is a candidate);
 //   3. magnitude digits (with Ozaki-II's norms), their INT8 product P, the bounds' reductions:
@@ -308,24 +309,35 @@ PlanStatus Fp64Decision::run() {
     return no_memory ? native("no room for the decision's workspace (" + std::to_string(bytes) + " bytes)")
                      : failed("the workspace");
 
-  // 1. Ozaki-II's sample (DecisionPolicy: problems of many rows): the leading block of C, from its own
-  // rows and columns only. Where every count already fails there, the full maxima can only be larger:
-  // Ozaki-II drops out before any full pass reads A and B (wide-range data go native at the cost of
-  // reading a few rows). Otherwise the counts it ruled out stay out of the full pass.
+  // 1. The sample (DecisionPolicy: problems of many rows): the leading block of C, from its own rows
+  // and columns only. Where every count already fails there, the full maxima can only be larger: the
+  // scheme drops out before any full pass reads A and B (wide-range data go native at the cost of
+  // reading a few rows, with a variant set too, where Ozaki-I stays a candidate). Otherwise the moduli
+  // counts it ruled out stay out of the full pass.
   DecisionCounts counts;
   bool sampled = false;
-  if (oz2_ && dp.sample_m > 0) {
+  if ((oz1_ || oz2_) && dp.sample_m > 0) {
     BoundRequest sample;
-    sample.ozaki1 = false;
-    sample.ozaki2 = true;
+    sample.ozaki1 = oz1_;
+    sample.s_from = 1;
+    sample.ozaki2 = oz2_;
     sample.target = target;
     sample.sample = true;
     if (!data_->bound(dp, sample, &counts)) return failed("the sampled bound pass");
+    const std::string on_the_sample =
+        " (on the leading " + std::to_string(dp.sample_m) + " x " + std::to_string(dp.sample_n) + " block already)";
+    // Ozaki-I's R is non-increasing in s, and the sample's entries have the same statistics in the full
+    // pass: an entry needing more than kMaxSlices there rules Ozaki-I out, and the sample's largest
+    // need is at most the full count.
+    if (oz1_ && counts.s_max > kMaxSlices) {
+      oz1_ = false;
+      why1_ = "no slice count up to " + std::to_string(kMaxSlices) + " meets the bound" + on_the_sample;
+    }
     // The sample's digit maxima are over some rows and columns only: its slice count is at most the
     // full one, and AUTO's rules only get stricter with more slices, so Ozaki-I slower than native
     // there is slower at the full count too.
     if (oz1_) {
-      const int fewest = numerics::slices_lower_bound(counts.q_max_a, counts.q_max_b);
+      const int fewest = std::max(numerics::slices_lower_bound(counts.q_max_a, counts.q_max_b), counts.s_max);
       Ozaki1Plan at_fewest;
       const PlanStatus st = ozaki1_candidate(fewest,
                                              "Ozaki-I slower than native here at " + std::to_string(fewest) +
@@ -333,12 +345,11 @@ PlanStatus Fp64Decision::run() {
                                              &at_fewest);
       if (st != PlanStatus::Ok) return st;
     }
-    bool all_past = true;
+    bool all_past = oz2_;
     for (int w = 0; w < numerics::kModuliWindow; ++w) all_past = all_past && counts.oz2_ratio_max[w] > target;
     if (all_past) {
       oz2_ = false;
-      why2_ = "no moduli count up to " + std::to_string(kMaxModuli) + " meets the bound (on the leading " +
-              std::to_string(dp.sample_m) + " x " + std::to_string(dp.sample_n) + " block already)";
+      why2_ = "no moduli count up to " + std::to_string(kMaxModuli) + " meets the bound" + on_the_sample;
     }
     if (!oz1_ && !oz2_) return both_out();
     sampled = true;

@@ -237,9 +237,10 @@ struct CallPlan {
 // magnitudes_ready; with ozaki2 also the norms S and extra shifts), the magnitude product, and the
 // bounds' reductions: Ozaki-I's from count s_from (ozaki1), Ozaki-II's at every moduli count
 // (ozaki2; needs S: not with magnitudes_ready unless an earlier pass had ozaki2), else every entry.
-// sample (Ozaki-II alone, DecisionPlan::sample_m > 0, before any other pass): the leading block of C
-// only (DecisionPlan's sample_m x sample_n), its rows' and columns' digits and magnitudes computed by
-// the sample itself; a count it gives +inf fails on all of C. keep_dead: the counts the sample ruled
+// sample (DecisionPlan::sample_m > 0, before any other pass; either scheme or both): the leading block
+// of C only (DecisionPlan's sample_m x sample_n), its rows' and columns' digits and magnitudes computed
+// by the sample itself; a moduli count it gives +inf fails on all of C, and its s_max (from s_from) is
+// at most the full pass's (past kMaxSlices: no slice count meets the bound). keep_dead: the counts the sample ruled
 // out stay out (Ozaki-II's full pass after it: they read +inf, and the pass skips them).
 struct BoundRequest {
   bool ozaki1 = true;

@@ -262,6 +262,15 @@ TEST(CallPlanner, Fp64ModeDropsOzaki1OnTheSamplesDigits) {
   ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, &few, &p), PlanStatus::Ok);
   ASSERT_GE(few.calls.size(), 4u);
   EXPECT_EQ(few.calls[3], "digits");
+  // The same digits, but an entry of the sample already needs 7 slices (its bound): Ozaki-I drops there.
+  ScriptedData needs7 = ruled_out_by_the_sample(target);
+  needs7.sample_counts.q_max_a = needs7.sample_counts.q_max_b = 1;
+  needs7.sample_counts.s_max = 7;
+  ASSERT_EQ(ozgemm::plan_call(CallSettings{}, pr, DeviceDesc{}, &needs7, &p), PlanStatus::Ok);
+  EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method)) << p.report.reason;
+  EXPECT_NE(p.report.reason.find("at 7 slices, the fewest the leading block already allows"), std::string::npos)
+      << p.report.reason;
+  EXPECT_EQ(needs7.calls, (std::vector<std::string>{"capturing", "reserve", "sample"}));
 }
 
 TEST(CallPlanner, Fp64ModeRunsNativeUnderGraphCaptureWithoutReadingData) {
@@ -613,7 +622,57 @@ TEST(CallPlanner, ExplicitVariantEvaluatesOzaki1OnlyWhereOzaki2Fails) {
     const std::vector<std::string> expected = {"capturing", "reserve", "sample", "digits", "bound", "reserve"};
     EXPECT_EQ(data.calls, expected);
     EXPECT_EQ(data.digits_read_back, std::vector<bool>{true});  // Ozaki-I a candidate: its lower bound
-    for (const BoundRequest& rq : data.bounds) EXPECT_FALSE(rq.ozaki1);
+    ASSERT_EQ(data.bounds.size(), 2u);
+    EXPECT_TRUE(data.bounds[0].ozaki1) << "the sample evaluates both candidates";
+    EXPECT_EQ(data.bounds[0].s_from, 1);
+    EXPECT_TRUE(data.bounds[0].ozaki2);
+    EXPECT_FALSE(data.bounds[1].ozaki1);
+  }
+  {  // wide-range data: an entry of the sample needs more than kMaxSlices, every moduli count fails
+     // there: native DGEMM after the sample, no full pass (issue 33: the explicit variant ran 0.79x)
+    ScriptedData data;
+    data.digit_counts = digits;
+    data.sample_counts.q_max_a = data.sample_counts.q_max_b = 4;
+    data.sample_counts.s_max = ozgemm::kMaxSlices + 1;
+    fail_every_count(&data.sample_counts, target);
+    data.bound_counts.s_max = 8;  // what a full pass would say: must not be asked
+    for (double& r : data.bound_counts.ratio_max) r = target / 2;
+    CallPlan p;
+    ASSERT_EQ(ozgemm::plan_call(cs, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
+    EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method)) << p.report.reason;
+    EXPECT_EQ(data.calls, (std::vector<std::string>{"capturing", "reserve", "sample"}));
+    EXPECT_NE(p.report.reason.find("no slice count up to " + std::to_string(ozgemm::kMaxSlices) +
+                                   " meets the bound (on the leading"),
+              std::string::npos)
+        << p.report.reason;
+  }
+  {  // Ozaki-I alone (scheme OZAKI1): the sample evaluates Ozaki-I only
+    CallSettings one = cs;
+    one.scheme = Scheme::Ozaki1;
+    ScriptedData data;
+    data.digit_counts = digits;
+    data.sample_counts.s_max = ozgemm::kMaxSlices + 1;
+    CallPlan p;
+    ASSERT_EQ(ozgemm::plan_call(one, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
+    EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method)) << p.report.reason;
+    ASSERT_EQ(data.bounds.size(), 1u);
+    EXPECT_TRUE(data.bounds[0].sample);
+    EXPECT_TRUE(data.bounds[0].ozaki1);
+    EXPECT_FALSE(data.bounds[0].ozaki2);
+  }
+  {  // an entry of the sample needs 9 slices, Ozaki-II fails there: Ozaki-I's full bound decides
+    ScriptedData data;
+    data.digit_counts = digits;
+    data.sample_counts.s_max = 9;
+    fail_every_count(&data.sample_counts, target);
+    data.bound_counts.s_max = 9;
+    for (double& r : data.bound_counts.ratio_max) r = target / 2;
+    CallPlan p;
+    ASSERT_EQ(ozgemm::plan_call(cs, pr, DeviceDesc{}, &data, &p), PlanStatus::Ok);
+    ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki1Plan>(p.method)) << p.report.reason;
+    EXPECT_EQ(p.report.slices, 9);
+    ASSERT_EQ(data.bounds.size(), 2u);
+    EXPECT_TRUE(data.bounds[1].ozaki1);
   }
   {  // no moduli count certifies (the sample already says so): Ozaki-I's bound, then its plan
     ScriptedData data;

@@ -4,6 +4,7 @@
 // multi-limb fixed-point number (oztest::Fixed) for the slice reconstruction.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -155,6 +156,38 @@ TEST(ShiftFromMax, ExhaustiveSubnormalTop12Bits) {
         const uint64_t frac = (uint64_t(1) << t) | (pat << lowbits) | low;
         ASSERT_TRUE(shift_is_largest_valid(from_bits(frac)));
       }
+  }
+}
+
+// The split row statistics (kernels/dgemm/row_stats_split.cuh) take a row's shift as the minimum of
+// shift_from_max over partial maxima: that needs shift_from_max non-increasing in |x| over the
+// non-zero finite values (subnormals included), so that the minimum is the shift of the maximum.
+TEST(ShiftFromMax, NonIncreasingInTheMagnitude) {
+  std::mt19937_64 rng(20261126);
+  std::vector<double> v;
+  for (int e = -1074; e <= 1023; ++e) {
+    const double p = std::ldexp(1.0, e);
+    v.push_back(p);
+    if (e > -1074) v.push_back(std::nextafter(p, 0.0));
+    if (e <= 1017 && e >= -1074) v.push_back(std::ldexp(127.0, e));
+  }
+  for (int t = 0; t < 200000; ++t) v.push_back(random_positive_double(rng));
+  v.push_back(DBL_MAX);
+  v.push_back(std::numeric_limits<double>::denorm_min());
+  std::sort(v.begin(), v.end());
+  v.erase(std::remove(v.begin(), v.end(), 0.0), v.end());
+  for (size_t i = 1; i < v.size(); ++i)
+    ASSERT_GE(nm::shift_from_max(v[i - 1]), nm::shift_from_max(v[i])) << v[i - 1] << " < " << v[i];
+  // So the minimum over a row's elements is the maximum's shift, in any grouping.
+  for (int t = 0; t < 1000; ++t) {
+    double mx = 0.0;
+    int32_t least = INT32_MAX;
+    for (int j = 0; j < 16; ++j) {
+      const double x = random_positive_double(rng);
+      mx = std::max(mx, x);
+      least = std::min(least, nm::shift_from_max(x));
+    }
+    ASSERT_EQ(least, nm::shift_from_max(mx));
   }
 }
 

@@ -147,6 +147,42 @@ TEST_P(GpuFp64, DecisionAndResultEqualTheHostReference) {
   }
 }
 
+// Past DecisionPolicy::kOz2SampleMinRows rows the decision samples the leading block first; Ozaki-I's
+// bound there (a variant set explicitly keeps Ozaki-I a candidate) ends the decision where an entry of
+// the block needs more than kMaxSlices slices. The chosen count and bound still equal the host
+// reference's bit for bit; rows of wide-range entries (2^+-500) first (the sample rules Ozaki-I out)
+// or last (only the full pass can).
+TEST_P(GpuFp64, SampledDecisionEqualsTheHostReference) {
+  const int m = 2560, n = 1024, k = 512;  // k: the sample's rows and columns split over l (row_stats_split.cuh)
+  std::uniform_int_distribution<int> e(-500, 500);
+  int sample_ended = 0;
+  for (int rows_at : {-1, 0, m - 64}) {  // -1: no wide rows
+    Input in{"phi=0.5", ref::random_matrix(m, k, 0.5, rng), ref::random_matrix(k, n, 0.5, rng)};
+    if (rows_at >= 0) {
+      in.name += ", wide rows from " + std::to_string(rows_at);
+      for (int64_t r = rows_at; r < rows_at + 64; ++r)
+        for (int64_t l = 0; l < k; ++l) in.A[size_t(r + l * m)] = std::ldexp(in.A[size_t(r + l * m)], e(rng));
+    }
+    const ref::AccuracyDecision d = ref::decide_slices(Op::N, Op::N, m, n, k, in.A.data(), m, in.B.data(), k);
+    ozgemmCallInfo_t info{};
+    run(h_, m, n, k, in.A, in.B, &info);
+    std::cout << "[ fp64     ] " << ozgemmGetVariantString(GetParam()) << " " << in.name << ": host " << d.slices
+              << " slices; GPU: " << info.reason << std::endl;
+    if (GetParam() == OZGEMM_VARIANT_AUTO && info.fell_back) continue;  // AUTO may prefer native DGEMM here
+    EXPECT_EQ(info.slices, d.slices) << in.name << ": " << info.reason;
+    if (info.fell_back) {
+      const bool in_sample = std::string(info.reason).find("on the leading") != std::string::npos;
+      EXPECT_EQ(in_sample, rows_at == 0) << in.name << ": " << info.reason;
+      sample_ended += in_sample;
+    } else {
+      EXPECT_TRUE(same_bits(info.bound, d.bound)) << in.name << ": GPU bound " << info.bound << " host " << d.bound;
+    }
+  }
+  if (GetParam() != OZGEMM_VARIANT_AUTO) {
+    EXPECT_EQ(sample_ended, 1);
+  }
+}
+
 TEST_P(GpuFp64, PlanCallTellsWhatTheCallRuns) {
   const int m = 120, n = 90, k = 400;
   const auto A = ref::random_matrix(m, k, 0.5, rng), B = ref::random_matrix(k, n, 0.5, rng);
