@@ -123,12 +123,13 @@ struct RowStatsPolicy {
 };
 
 // FP64 mode's decision (src/plan/call_planner.cpp asks for the sample, decision_bound runs it): with
-// Ozaki-II a candidate and at least kOz2SampleMinRows rows, the bound runs first over the leading
+// at least kOz2SampleMinRows rows, the candidates' bounds run first over the leading
 // kOz2SampleRows x kOz2SampleCols entries of C (fewer columns where C or a chunk of the magnitude
 // product has fewer), from those rows and columns alone; when every moduli count already has an entry
 // past the target there (a witness: the full maxima can only be larger), Ozaki-II drops out before
-// any full pass (native DGEMM where it was the only candidate). Otherwise the counts it ruled out stay
-// out of the full pass. Costs reading kOz2SampleRows rows of A and kOz2SampleCols columns of B.
+// any full pass, and Ozaki-I where an entry there needs more than kMaxSlices slices (native DGEMM
+// where none is left). Otherwise the moduli counts it ruled out stay out of the full pass. Costs
+// reading kOz2SampleRows rows of A and kOz2SampleCols columns of B.
 struct DecisionPolicy {
   // The Ozaki-II bound pass (accuracy.cu): a block of kBoundRows rows (a thread each) x kBoundCols columns of C.
   static constexpr int kBoundRows = 128, kBoundCols = 64;
