@@ -115,8 +115,10 @@ struct Oz2BoundArgs {
   int64_t d_stride_a, d_stride_b;
   double recon_abs_u[numerics::kModuliWindow];  // of each count's moduli set (complex data: oz2c_recon_abs_u)
   // Complex data (the 2M scheme's R2c, numerics/ozaki2_complex.hpp): the sides are oz2c_side's (the
-  // excess terms times sqrt2), d_a / d_b and recon_abs_u the complex set's.
+  // excess terms times sqrt2/2, rounding_cross = oz2c_rounding_cross(k)), d_a / d_b and recon_abs_u
+  // the complex set's.
   bool complex_data = false;
+  double rounding_cross = 0.0;
   // Real data, optional: the finer lower bound P14 = 2^14 P + 2^7 X + Y (numerics::oz2_fine_lower_bound)
   // in place of P. X: xblocks int32 planes, Y: base.pblocks planes, both in P's layout (entry (r, c) of
   // plane b at b * base.plane_elems + r + c * base.ld), each summed exactly: any exact split of
@@ -268,7 +270,7 @@ cudaError_t launch_oz2c_stats(const ComplexOperandView& view, int64_t rows_pad, 
                               int64_t* S, cudaStream_t stream);
 // Step 2: sft[r] = shift[r] - 1 + oz2_extra_shift(S[r], c) and, for each modulus i < c.n (c: the
 // complex set's constants, ozaki2_complex_constants), the 2M planes oz2c_forward of the residues of
-// A'r, A'i (op C: A'i negated): plane 2i + t (t = 0: x0, 1: x1) at res + (2i + t) * plane, entry
+// A'r = rnd(ar 2^sft), A'i (rounded to nearest, ties away: oz2_pieces_nearest_for_count; op C: A'i negated): plane 2i + t (t = 0: x0, 1: x1) at res + (2i + t) * plane, entry
 // (r, l) at r * kpad + l, for r < rows_pad, l < kpad (0 for padding; non-finite parts count as 0).
 // Packed 4-byte stores: kpad and plane multiples of 4, res 4-byte aligned (else cudaErrorInvalidValue).
 cudaError_t launch_oz2c_residues(const ComplexOperandView& view, const int32_t* shift, const int64_t* S,

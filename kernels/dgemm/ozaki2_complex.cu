@@ -289,8 +289,8 @@ __global__ void __launch_bounds__(kTileThreads, 4) oz2c_residues_kernel(ComplexO
     // The element as op gives it (conjugated for op C), each non-finite part as 0 (the host's order).
     const double2 x = t[rr][ll + q];
     const double im_op = v.conj ? -x.y : x.y;
-    re[q] = nm::oz2_pieces_for_count<N>(nm::is_finite(x.x) ? x.x : 0.0, s);
-    im[q] = nm::oz2_pieces_for_count<N>(nm::is_finite(im_op) ? im_op : 0.0, s);
+    re[q] = nm::oz2_pieces_nearest_for_count<N>(nm::is_finite(x.x) ? x.x : 0.0, s);
+    im[q] = nm::oz2_pieces_nearest_for_count<N>(nm::is_finite(im_op) ? im_op : 0.0, s);
   }
   store_planes<0, N>(re, im, res + r * kpad + at.l0 + ll, plane);
 }

@@ -161,7 +161,7 @@ AccuracyDecision decide_slices(Op transa, Op transb, int64_t m, int64_t n, int64
 }
 
 std::vector<double> oz2_entry_ratios_with(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& L,
-                                          const nm::Ozaki2Constants& c, nm::Oz2Side (*side)(int32_t q, int32_t d),
+                                          const nm::Ozaki2Constants& c, const Oz2SideOf& side,
                                           double recon_abs_u, Oz2LowerBound lower) {
   const int64_t m = a.rows, n = b.rows;
   std::vector<nm::Oz2Side> sa, sb;

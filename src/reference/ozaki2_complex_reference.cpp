@@ -79,8 +79,8 @@ Ozaki2ComplexOperand scale(int64_t rows, int64_t k, const nm::Ozaki2Constants& c
         const double xr = nm::is_finite(vr) ? vr : 0.0, xi = nm::is_finite(vi) ? vi : 0.0;
         for (int i = 0; i < c.n; ++i) {
           const size_t at = (size_t(i) * size_t(rows) + size_t(r)) * size_t(k) + size_t(l);
-          o.re[at] = static_cast<int8_t>(nm::oz2_scaled_residue(xr, s, c.p[i]));
-          o.im[at] = static_cast<int8_t>(nm::oz2_scaled_residue(xi, s, c.p[i]));
+          o.re[at] = static_cast<int8_t>(nm::oz2_scaled_residue_nearest(xr, s, c.p[i]));
+          o.im[at] = static_cast<int8_t>(nm::oz2_scaled_residue_nearest(xi, s, c.p[i]));
         }
       }
     }
@@ -225,8 +225,9 @@ std::vector<double> ozaki2_complex_error_bound(ComplexOp transa, ComplexOp trans
     for (int64_t r = 0; r < m; ++r) {
       const long double abs_ab = abs_product(transa, A, lda, transb, B, ldb, r, c, k);
       const int32_t s = a.shift[size_t(r)], t = b.shift[size_t(c)];
-      const long double bound = sqrt2 * (std::ldexp(sb[size_t(c)], -s) + std::ldexp(sa[size_t(r)], -t)) +
-                                std::ldexp(rec, -(s + t)) + 2.02L * u * abs_ab;
+      // Rounded to nearest: |a - a~| <= (sqrt2/2) 2^-s, and the cross term sum_l e_a e_b <= k/2 2^-(s+t).
+      const long double bound = sqrt2 / 2 * (std::ldexp(sb[size_t(c)], -s) + std::ldexp(sa[size_t(r)], -t)) +
+                                std::ldexp(rec + 0.5L * static_cast<long double>(k), -(s + t)) + 2.02L * u * abs_ab;
       out[size_t(r + c * m)] = static_cast<double>(bound * (1.0L + 1e-12L));
     }
   return out;
@@ -292,8 +293,9 @@ std::vector<double> complex_errors(const zcomplex* C, int64_t ldc, const Complex
 }
 
 namespace {
-// The real statistics of the 2k parts (rows x 2k as a real matrix, parts interleaved), then each
-// element's magnitude digit the larger of its parts' (floor is monotone: floor(max) = max(floor)).
+// The real statistics of the 2k parts (rows x 2k as a real matrix, parts interleaved: shift, flag, q,
+// S), then each element's magnitude digit and U's terms from the element (oz2c_magnitude_terms, a
+// non-finite part as 0).
 template <class Get>
 OperandStats complex_stats(int64_t rows, int64_t k, Get get) {
   const int64_t ld = std::max<int64_t>(rows, 1);
@@ -303,10 +305,19 @@ OperandStats complex_stats(int64_t rows, int64_t k, Get get) {
     for (int64_t r = 0; r < rows; ++r) parts[size_t(r + t * ld)] = part(r, t);
   OperandStats s = stats_rows_of_op_a(Op::N, rows, 2 * k, parts.data(), ld);
   std::vector<uint8_t> mag(size_t(rows * k));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t l = 0; l < k; ++l)
-      mag[size_t(r * k + l)] = std::max(s.mag[size_t(r * 2 * k + 2 * l)], s.mag[size_t(r * 2 * k + 2 * l + 1)]);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t U = 0;
+    for (int64_t l = 0; l < k; ++l) {
+      const double re = part(r, 2 * l), im = part(r, 2 * l + 1);
+      const nm::MagnitudeTerms t = nm::oz2c_magnitude_terms(nm::is_finite(re) ? re : 0.0, nm::is_finite(im) ? im : 0.0,
+                                                            s.shift[size_t(r)]);
+      mag[size_t(r * k + l)] = static_cast<uint8_t>(t.digit);
+      U += t.unit;
+    }
+    s.U[size_t(r)] = U;
+  }
   s.mag = std::move(mag);
+  s.mag_low.clear();
   s.k = k;
   return s;
 }
@@ -323,7 +334,9 @@ OperandStats complex_stats_cols_of_op_b(ComplexOp transb, int64_t k, int64_t n, 
 std::vector<double> oz2c_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& P,
                                       int moduli) {
   const nm::Ozaki2Constants& c = nm::ozaki2_complex_constants(moduli);
-  return oz2_entry_ratios_with(a, b, P, c, nm::oz2c_side, nm::oz2c_recon_abs_u(c));
+  const double cross = nm::oz2c_rounding_cross(a.k);
+  return oz2_entry_ratios_with(
+      a, b, P, c, [cross](int32_t q, int32_t d) { return nm::oz2c_side(q, d, cross); }, nm::oz2c_recon_abs_u(c));
 }
 
 Ozaki2Decision decide_complex_moduli(ComplexOp transa, ComplexOp transb, int64_t m, int64_t n, int64_t k,

@@ -200,6 +200,7 @@ OZGEMM_HD bool oz2_reconstruction_normal(int64_t scale_sum) { return scale_sum <
 struct Oz2Side {
   double x, y;
   int32_t d;
+  double recon_add = 0.0;  // added to recon_abs_u on this side's (the column's) term: the complex scheme's cross term
 };
 OZGEMM_HD Oz2Side oz2_side(int32_t q, int32_t d) {
   return Oz2Side{oz2_row_exact(q, d) ? 0.0 : pow2_normal(54 - kUnitBits - d), pow2_normal(1 - d), d};
@@ -220,7 +221,10 @@ OZGEMM_HD double oz2_entry_excess(double inv_P, double u_row, double u_col, doub
   t = fma_rn(y_row, ry_col, t);
   return mul_rn(mul_rn(t, 1.0000000000009095), inv_P);  // (1 + 2^-40)
 }
-OZGEMM_HD double oz2_recon_y(double recon_abs_u, const Oz2Side& col) { return mul_rn(recon_abs_u, col.y); }
+// (recon_abs_u + col.recon_add) y_col; recon_add = 0 (the real sides) leaves recon_abs_u's bits.
+OZGEMM_HD double oz2_recon_y(double recon_abs_u, const Oz2Side& col) {
+  return mul_rn(add_rn(recon_abs_u, col.recon_add), col.y);
+}
 
 // ---- The finer lower bound of |A||B| (docs/numerics.md, "The finer lower bound") ----
 // The magnitude digits at 14 bits: m14(x) = floor(|x'| 2^7) = 2^7 mag + low, mag = floor(|x'|) the

@@ -42,6 +42,9 @@ OZGEMM_HD double double_of(uint64_t u) {
 // True for every finite double (zero and subnormals included); false for +-Inf and NaN.
 OZGEMM_HD bool is_finite(double x) { return ((bits_of(x) >> 52) & 0x7ff) != 0x7ff; }
 
+// |x| (clears the sign bit; exact).
+OZGEMM_HD double abs_of(double x) { return double_of(bits_of(x) & 0x7fffffffffffffffull); }
+
 // Rounded-to-nearest arithmetic that the compiler may not contract into an FMA.
 OZGEMM_HD double mul_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
@@ -70,6 +73,29 @@ OZGEMM_HD double rcp_rn(double b) {
   return __drcp_rn(b);
 #else
   return 1.0 / b;
+#endif
+}
+OZGEMM_HD double sqrt_rn(double x) {
+#if defined(__CUDA_ARCH__)
+  return __dsqrt_rn(x);
+#else
+  return std::sqrt(x);  // IEEE correctly rounded, as __dsqrt_rn
+#endif
+}
+// floor(x) and ceil(x) of a finite x as integers (exact operations: the same on host and device).
+// Preconditions: the result fits the type.
+OZGEMM_HD int32_t floor_to_int32(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double2int_rd(x);
+#else
+  return static_cast<int32_t>(std::floor(x));
+#endif
+}
+OZGEMM_HD int64_t ceil_to_int64(double x) {
+#if defined(__CUDA_ARCH__)
+  return __double2ll_ru(x);
+#else
+  return static_cast<int64_t>(std::ceil(x));
 #endif
 }
 OZGEMM_HD double int64_to_double_rn(int64_t v) {
@@ -143,6 +169,16 @@ OZGEMM_HD ScaledSignificand scaled_significand(double x, int e) {
   const int biased = static_cast<int>((u >> 52) & 0x7ff);
   const uint64_t frac = u & 0x000fffffffffffffull;
   return {biased ? (frac | (1ull << 52)) : frac, (biased ? biased - 1075 : -1074) + e};
+}
+
+// |x| 2^e rounded to the nearest integer, ties away from zero (floor(|x| 2^e + 1/2)), as mant 2^p
+// with p >= 0, exactly: where p < 0, floor((floor(|x| 2^(e+1)) + 1) / 2) = floor(|x| 2^e + 1/2).
+// Never above ceil(|x| 2^e); at most 1/2 from |x| 2^e, and at most |x| 2^e (0 below 1/2).
+OZGEMM_HD ScaledSignificand scaled_significand_nearest(double x, int e) {
+  const ScaledSignificand s = scaled_significand(x, e);
+  if (s.p >= 0) return s;
+  const uint64_t twice = s.p <= -64 ? 0 : s.mant >> (-s.p - 1);  // floor(|x| 2^(e+1)) < 2^53
+  return {(twice + 1) >> 1, 0};
 }
 
 // floor(|x| 2^e) and ceil(|x| 2^e) of a finite x, exactly (integer arithmetic on the significand).

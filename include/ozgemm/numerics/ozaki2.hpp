@@ -194,6 +194,20 @@ OZGEMM_HD Oz2Pieces<oz2_pieces(N)> oz2_pieces_for_count(double x, int e) {
   }
 }
 
+// The pieces of a = rnd(x 2^e), x 2^e rounded to the nearest integer (ties away from zero:
+// scaled_significand_nearest), for finite x and |a| < 2^(14 N's pieces): the complex scheme's A'
+// (ozaki2_complex.hpp, step 1). Up to 16 moduli a < 2^63 fits the int64 form's constant shifts.
+template <int N>
+OZGEMM_HD Oz2Pieces<oz2_pieces(N)> oz2_pieces_nearest_for_count(double x, int e) {
+  const ScaledSignificand s = scaled_significand_nearest(x, e);
+  const bool neg = (bits_of(x) >> 63) != 0;
+  if constexpr (oz2_wide(N)) {
+    return oz2_pieces_shifted<oz2_pieces(N)>(s.mant, s.p, neg);
+  } else {
+    return oz2_pieces_from<oz2_pieces(N)>(s.mant == 0 ? 0 : s.mant << s.p, neg);
+  }
+}
+
 // c_j = sym_mod(2^(14 j), P) for an odd P.
 // One closed expression (no loop): the kernels' unrolled loops fold it to a constant, where a loop
 // here was left as run-time divisions (PTX, 2026-11-25: slicing 1.27 -> 5.3 ms at 8192^3). 2^(14 j)
@@ -289,13 +303,23 @@ OZGEMM_HD int64_t trunc_scaled(double x, int e) {
 // sym_mod(trunc(x 2^e), p) for finite x and any magnitude of x 2^e (the host reference's residues; the
 // wide counts' A' pass int64): with |x| 2^e = mant 2^q, q > 0, the residue of mant times that of 2^q,
 // integer arithmetic only.
+// sym_mod of (neg ? -1 : 1) mant 2^q, q >= 0: the residue of mant times that of 2^q.
+inline int32_t oz2_signed_scaled_residue(uint64_t mant, int q, bool neg, int32_t p) {
+  uint64_t r = mant % uint64_t(p);
+  for (int i = 0; i < q; ++i) r = 2 * r % uint64_t(p);  // r < 256: no overflow
+  const int64_t v = static_cast<int64_t>(r);
+  return sym_mod(neg ? -v : v, p);
+}
 inline int32_t oz2_scaled_residue(double x, int e, int32_t p) {
   const ScaledSignificand s = scaled_significand(x, e);
   if (s.p <= 0) return sym_mod(trunc_scaled(x, e), p);
-  uint64_t r = s.mant % uint64_t(p);
-  for (int i = 0; i < s.p; ++i) r = 2 * r % uint64_t(p);  // r < 256: no overflow
-  const int64_t v = static_cast<int64_t>(r);
-  return sym_mod((bits_of(x) >> 63) ? -v : v, p);
+  return oz2_signed_scaled_residue(s.mant, s.p, (bits_of(x) >> 63) != 0, p);
+}
+// sym_mod(rnd(x 2^e), p), rnd to the nearest integer, ties away from zero (scaled_significand_nearest),
+// for finite x and any magnitude: the complex scheme's residues on the host.
+inline int32_t oz2_scaled_residue_nearest(double x, int e, int32_t p) {
+  const ScaledSignificand s = scaled_significand_nearest(x, e);
+  return oz2_signed_scaled_residue(s.mant, s.p, (bits_of(x) >> 63) != 0, p);
 }
 
 // The scaling's d for a row with integer norm S (see the top of this file): the largest d in

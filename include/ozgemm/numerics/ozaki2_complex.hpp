@@ -10,7 +10,9 @@
 //      2^s_r with s_r = sigma_r - 1 + d_r: sigma_r = shift_from_max(max_l max(|ar_l|, |ai_l|)) over the
 //      finite parts, S_r = sum_l oz2_norm_term(ar_l, sigma_r - 1) + oz2_norm_term(ai_l, sigma_r - 1)
 //      (the real scheme's S of the 2k parts), d_r = oz2_extra_shift(S_r) in the complex constants'
-//      limits. A'r = trunc(ar 2^s), A'i = trunc(ai 2^s). Then ||A'_r||_2^2 = sum (A'r^2 + A'i^2) <= Q,
+//      limits. A'r = rnd(ar 2^s), A'i = rnd(ai 2^s), rnd to the nearest integer, ties away from zero
+//      (scaled_significand_nearest: |rnd(y)| <= ceil|y|, so S still bounds the norm; half the real
+//      scheme's truncation error, which the bound below counts). Then ||A'_r||_2^2 = sum (A'r^2 + A'i^2) <= Q,
 //      likewise for column c of op(B), and entrywise (Cauchy-Schwarz twice)
 //        |Re(A'B')|, |Im(A'B')| <= sum_l |A'_l||B'_l| <= ||A'_r|| ||B'_c|| <= Q.
 //   2. Residues. ur = sym_p(A'r), ui = sym_p(A'i); op C (conjugate transpose) negates ui. The 2M
@@ -317,34 +319,62 @@ OZGEMM_HD ComplexF64 oz2c_scale_c(ComplexF64 beta, ComplexF64 c_old) {
 // ---- The accuracy contract (docs/numerics.md, "Complex products (ZGEMM)") ----
 // Statistics per row of op(A) (column of op(B)), the real ones over the 2k parts (conjugation does not
 // change them): sigma = shift_from_max of the largest finite part; q = exact_digits(sigma, lowest set
-// bit over the non-zero parts); U = sum of unit_term over the parts (>= 2^10 sum_l (|ar'| + |ai'|) >=
-// 2^10 sum_l |a'_l|); S the scaling norm above; and per element the magnitude digit
-// mag_l = max(floor|ar'_l|, floor|ai'_l|) <= |a'_l| (the complex modulus), so that
+// bit over the non-zero parts); U = sum over the elements of unit_c >= 2^10 |a'_l| (the complex modulus);
+// S the scaling norm above; and per element the magnitude digit mag_l <= min(|a'_l|, 127), so that
 //   P_rc = sum_l mag(a_rl) mag(b_lc) <= (|A||B|)_rc 2^(sigma_r + sigma_c)
 // (one INT8 GEMM of k; |A||B| with complex moduli).
-// One element's three terms (the two parts' magnitude_terms, combined).
+// One element's three terms. From the parts' magnitude_terms: norm = the sum of theirs (S is the real
+// one of the 2k parts); unit_c = min(their sum, ceil(2^10 h_hi)), mag = max(their digits,
+// min(floor(h_lo), 127)), with h_lo <= |a'| <= h_hi from one square root of the scaled parts x, y:
+// where 2^sigma is a normal power and M = max(|x|, |y|) >= 2^-20 (so M^2 is normal),
+//   h = sqrt_rn(add_rn(mul_rn(x, x), mul_rn(y, y))) = |a'| (1 + theta), |theta| <= 2.01 u
+// (three roundings of at most u, the smaller square's underflow at most 2^-1075 against M^2 >= 2^-40),
+// and h_hi = mul_rn(h, 1 + 2^-49) >= |a'|, h_lo = mul_rn(h, 1 - 2^-49) <= |a'| (16 u of margin against
+// 3.01 u). Elsewhere (tiny rows, parts below 2^-20 of the row's scale) the parts' terms alone: their
+// digit max(floor|x|, floor|y|) <= |a'| and unit sum >= 2^10 (|x| + |y|) >= 2^10 |a'|. The modulus
+// gains about 4/pi in U and 1.2 in P on random phases (docs/numerics.md).
 OZGEMM_HD MagnitudeTerms oz2c_magnitude_terms(double re, double im, int32_t sigma) {
   const MagnitudeTerms r = magnitude_terms(re, sigma), i = magnitude_terms(im, sigma);
-  return MagnitudeTerms{r.digit > i.digit ? r.digit : i.digit, r.unit + i.unit, r.norm + i.norm};
+  MagnitudeTerms t{r.digit > i.digit ? r.digit : i.digit, r.unit + i.unit, r.norm + i.norm};
+  if (!pow2_is_normal(sigma)) return t;
+  const double scale = pow2_normal(sigma);
+  const double x = mul_rn(abs_of(re), scale), y = mul_rn(abs_of(im), scale);
+  if ((x > y ? x : y) < 0x1p-20) return t;
+  const double h = sqrt_rn(add_rn(mul_rn(x, x), mul_rn(y, y)));
+  const int64_t unit = ceil_to_int64(mul_rn(mul_rn(h, 1.0 + 0x1p-49), double(1 << kUnitBits)));
+  const int32_t floor_lo = floor_to_int32(mul_rn(h, 1.0 - 0x1p-49));
+  const int32_t digit = floor_lo < 127 ? floor_lo : 127;
+  if (unit < t.unit) t.unit = unit;
+  if (digit > t.digit) t.digit = digit;
+  return t;
 }
-// The bound. With a~ = 2^-s A' (|a~| <= |a|; |a - a~| < sqrt2 2^-s, 0 when the row is exact at s) and
-// A'B' exact in Z[i] (step 1's range):
-//   |AB - A~B~| <= sum_l |a - a~||b| + |a~||b - b~| <= sqrt2 ([!ex_r] 2^-s ||b||_1 + [!ex_c] 2^-t ||a||_1),
+// The bound. With a~ = 2^-s A' rounded to nearest (e_a = |a - a~| <= (sqrt2/2) 2^-s, 0 when the row is
+// exact at s; |a~| <= |a| + e_a) and A'B' exact in Z[i] (step 1's range):
+//   |AB - A~B~| = |e_a-terms| <= sum_l e_a |b| + |a| e_b + e_a e_b
+//              <= (sqrt2/2) ([!ex_r] 2^-s ||b||_1 + [!ex_c] 2^-t ||a||_1) + [!ex_r][!ex_c] 2^-(s+t) k / 2,
 // and each part y of the reconstruction is within u (2.02 |part| + recon_abs_u), so the complex error
-// of y is within u (2.02 |A'B'| + sqrt2 recon_abs_u) (Minkowski). In units of 2^-(sigma_r + sigma_c),
-// with P <= (|A||B|)' the contract |C - AB| <= c u |A||B| (complex moduli) holds when
-//   R2c(N) = 2.03 + (T2c/u + 2^(2 - d_r - d_c) sqrt2 recon_abs_u) (1 + 2^-40) / P  <=  c = min(4, k),
-//   T2c/u = sqrt2 2^(53 - kUnitBits) ([!ex_r] 2^(1 - d_r) U_c + [!ex_c] 2^(1 - d_c) U_r).
-// This is the real R2 with sqrt2 on both excess terms, so the real evaluation (oz2_entry_ratio) serves
-// with the complex sides and oz2c_recon_abs_u. kSqrt2Up = fl(sqrt2) > sqrt2; the roundings of the
-// products with it are covered by R2's (1 + 2^-40), as those of U, 1/P and the sums.
+// of y is within u (2.02 |A'B'| + sqrt2 recon_abs_u) (Minkowski), with 2^-(s+t) |A'B'| <= |A||B| +
+// |AB - A~B~|'s bound (the 2.02 u T2c that adds is inside R2's (1 + 2^-40)). In units of
+// 2^-(sigma_r + sigma_c), with P <= (|A||B|)' the contract |C - AB| <= c u |A||B| (complex moduli) holds when
+//   R2c(N) = 2.03 + (T2c/u + 2^(2 - d_r - d_c) (sqrt2 recon_abs_u + [!ex_c] k 2^52)) (1 + 2^-40) / P  <=  c,
+//   T2c/u = (sqrt2/2) 2^(53 - kUnitBits) ([!ex_r] 2^(1 - d_r) U_c + [!ex_c] 2^(1 - d_c) U_r),  c = min(4, k)
+// (the cross term k/2 2^-(s+t) in units of u 2^-(s+t) is k 2^52; gated by the column alone it is also
+// counted where only the row is exact, which only loosens). This is the real R2 with sqrt2/2 on both
+// excess terms and k 2^52 added to the column's reconstruction term (Oz2Side::recon_add), so the real
+// evaluation (oz2_entry_ratio) serves with the complex sides and oz2c_recon_abs_u. kSqrt2Up =
+// fl(sqrt2) > sqrt2 and its half are exact; the roundings of the products and sums with them are
+// covered by R2's (1 + 2^-40), as those of U, 1/P and the sums.
 constexpr double kSqrt2Up = 1.4142135623730951;  // sqrt2 = 1.41421356237309504880..., this 1.41421356237309514547
-OZGEMM_HD Oz2Side oz2c_side(int32_t q, int32_t d) {
+constexpr double kHalfSqrt2Up = 0.5 * kSqrt2Up;
+// The cross term's k 2^52 for depth k (exact: k < 2^53).
+OZGEMM_HD double oz2c_rounding_cross(int64_t k) { return mul_rn(int64_to_double_rn(k), 0x1p52); }
+OZGEMM_HD Oz2Side oz2c_side(int32_t q, int32_t d, double rounding_cross) {
   const Oz2Side real = oz2_side(q, d);
-  return Oz2Side{mul_rn(real.x, kSqrt2Up), real.y, real.d};
+  return Oz2Side{mul_rn(real.x, kHalfSqrt2Up), real.y, real.d, real.x != 0.0 ? rounding_cross : 0.0};
 }
 OZGEMM_HD double oz2c_recon_abs_u(const Ozaki2Constants& c) { return mul_rn(c.recon_abs_u, kSqrt2Up); }
-// R2c(N) of one entry; +inf when no guarantee is possible (P = 0, or a result outside the normal range).
+// R2c(N) of one entry (sides from oz2c_side); +inf when no guarantee is possible (P = 0, or a result
+// outside the normal range).
 OZGEMM_HD double oz2c_entry_ratio(double inv_P, double u_row, double u_col, const Oz2Side& row, const Oz2Side& col,
                                   int32_t sigma_sum, const Ozaki2Constants& c) {
   return oz2_entry_ratio(inv_P, u_row, u_col, row, col, sigma_sum, oz2c_recon_abs_u(c));

@@ -68,10 +68,12 @@ Ozaki2Decision decide_moduli(Op transa, Op transb, int64_t m, int64_t n, int64_t
 std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& L,
                                      int moduli, Oz2LowerBound lower = Oz2LowerBound::Digits7);
 // The same evaluation for any scheme of the Ozaki-II form (the complex one: ozaki2_complex.hpp): the
-// count's constants c, its side function and reconstruction term.
+// count's constants c, its side function (of a row's or column's q and extra shift d) and
+// reconstruction term.
+using Oz2SideOf = std::function<numerics::Oz2Side(int32_t q, int32_t d)>;
 std::vector<double> oz2_entry_ratios_with(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& L,
                                           const numerics::Ozaki2Constants& c,
-                                          numerics::Oz2Side (*side)(int32_t q, int32_t d), double recon_abs_u,
+                                          const Oz2SideOf& side, double recon_abs_u,
                                           Oz2LowerBound lower = Oz2LowerBound::Digits7);
 // The decision from every count's ratios (ratios(N) for N = kMinModuli..kMaxModuli): the smallest N
 // whose maximum meets target_constant(k), and every maximum.

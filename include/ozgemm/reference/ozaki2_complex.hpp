@@ -49,7 +49,8 @@ void ozaki2_complex_reference(ComplexOp transa, ComplexOp transb, int64_t m, int
 
 // The scheme's per-entry error bound at `moduli` from the actual sums (m x n column-major; for every
 // finite entry, whatever its statistics): |acc - (AB)_rc| (complex modulus, before alpha/beta) <=
-//   sqrt2 (2^-s sum_l |b_l| + 2^-t sum_l |a_l|) + 2^-(s+t) sqrt2 recon_abs_u u + 2.02 u (|A||B|)_rc.
+//   (sqrt2/2) (2^-s sum_l |b_l| + 2^-t sum_l |a_l|) + 2^-(s+t) (sqrt2 recon_abs_u u + k/2) + 2.02 u (|A||B|)_rc
+// (A' rounded to nearest: each part within 1/2 of a 2^s, hence the cross term k/2).
 std::vector<double> ozaki2_complex_error_bound(ComplexOp transa, ComplexOp transb, int64_t m, int64_t n, int64_t k,
                                                const zcomplex* A, int64_t lda, const zcomplex* B, int64_t ldb,
                                                int moduli);
