@@ -157,9 +157,9 @@ struct Oz2BoundShared {
 };
 
 // A row's (column's) side of the bound: R2's, or for complex data R2c's (the excess terms times
-// sqrt2/2, the rounding's cross term on the column's reconstruction term).
+// sqrt2); either with the rounding's cross term on the column's reconstruction term.
 __device__ __forceinline__ nm::Oz2Side bound_side(const Oz2BoundArgs& a2, int32_t q, int32_t d) {
-  return a2.complex_data ? nm::oz2c_side(q, d, a2.rounding_cross) : nm::oz2_side(q, d);
+  return a2.complex_data ? nm::oz2c_side(q, d, a2.rounding_cross) : nm::oz2_side(q, d, a2.rounding_cross);
 }
 
 // This thread's row against the block's columns for the counts of `group` (at most S of them: slot

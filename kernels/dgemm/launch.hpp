@@ -115,9 +115,9 @@ struct Oz2BoundArgs {
   int64_t d_stride_a, d_stride_b;
   double recon_abs_u[numerics::kModuliWindow];  // of each count's moduli set (complex data: oz2c_recon_abs_u)
   // Complex data (the 2M scheme's R2c, numerics/ozaki2_complex.hpp): the sides are oz2c_side's (the
-  // excess terms times sqrt2/2, rounding_cross = oz2c_rounding_cross(k)), d_a / d_b and recon_abs_u
-  // the complex set's.
+  // excess terms times sqrt2), d_a / d_b and recon_abs_u the complex set's.
   bool complex_data = false;
+  // The rounding's cross term of the column side: oz2_rounding_cross(k), complex oz2c_rounding_cross(k).
   double rounding_cross = 0.0;
   // Real data, optional: the finer lower bound P14 = 2^14 P + 2^7 X + Y (numerics::oz2_fine_lower_bound)
   // in place of P. X: xblocks int32 planes, Y: base.pblocks planes, both in P's layout (entry (r, c) of
@@ -201,8 +201,9 @@ bool fused_portable_built();
 // shift_from_max of the rows; the scheme's s0 is one less):
 //   launch_oz2_norms:     S[r] += sum over the row of oz2_norm_term (S zeroed by the caller);
 //   launch_oz2_residues:  sft[r] = s0 + oz2_extra_shift(S[r]) and, for each modulus i, the residues
-//                         res[i * plane + r * kpad + l] = sym_mod(trunc(X(r, l) 2^sft[r]), p_i) (past 16
-//                         moduli trunc(.) passes int64: oz2_pieces_for_count, oz2_scaled_residue)
+//                         res[i * plane + r * kpad + l] = sym_mod(rnd(X(r, l) 2^sft[r]), p_i), rnd to
+//                         nearest, ties away (past 16 moduli rnd(.) passes int64:
+//                         oz2_pieces_nearest_for_count, oz2_scaled_residue_nearest)
 //                         for r < rows_pad, l < kpad (0 for padding and Inf/NaN);
 //   launch_oz2_accumulate: k past one int32 chunk: plane = sym_mod(plane + partial, p) over rows x
 //                         cols (both int32, leading dimension ld);

@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kThreads, 6) oz2_residues_kernel(OperandView v
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const double x = t[rr][ll + q];
-      pieces[q] = nm::oz2_pieces_for_count<N>(nm::is_finite(x) ? x : 0.0, s);
+      pieces[q] = nm::oz2_pieces_nearest_for_count<N>(nm::is_finite(x) ? x : 0.0, s);
     }
     store_residues<0, N>(pieces, res + r * kpad + l0 + ll, plane);
   }

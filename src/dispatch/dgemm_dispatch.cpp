@@ -368,7 +368,7 @@ ozgemmStatus_t bound_pass(const ExecContext& ctx, const DecisionPlan& plan, cons
   b2.d_stride_a = plan.m_pad;
   b2.d_stride_b = plan.n_pad;
   b2.complex_data = complex;
-  b2.rounding_cross = complex ? numerics::oz2c_rounding_cross(plan.k) : 0.0;
+  b2.rounding_cross = complex ? numerics::oz2c_rounding_cross(plan.k) : numerics::oz2_rounding_cross(plan.k);
   for (int w = 0; w < numerics::kModuliWindow; ++w) {
     const numerics::Ozaki2Constants& c = oz2_constants(plan.type, numerics::kMinModuli + w);
     b2.recon_abs_u[w] = complex ? numerics::oz2c_recon_abs_u(c) : c.recon_abs_u;  // R2c's or R2's

@@ -185,7 +185,9 @@ std::vector<double> oz2_entry_ratios_with(const OperandStats& a, const OperandSt
 std::vector<double> oz2_entry_ratios(const OperandStats& a, const OperandStats& b, const std::vector<int64_t>& L,
                                      int moduli, Oz2LowerBound lower) {
   const nm::Ozaki2Constants& c = nm::ozaki2_constants(moduli);
-  return oz2_entry_ratios_with(a, b, L, c, nm::oz2_side, c.recon_abs_u, lower);
+  const double cross = nm::oz2_rounding_cross(a.k);
+  return oz2_entry_ratios_with(
+      a, b, L, c, [cross](int32_t q, int32_t d) { return nm::oz2_side(q, d, cross); }, c.recon_abs_u, lower);
 }
 
 Ozaki2Decision smallest_moduli_meeting(int64_t k, const std::function<std::vector<double>(int moduli)>& ratios) {

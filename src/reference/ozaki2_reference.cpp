@@ -20,7 +20,6 @@ namespace {
 template <class Get>
 Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
   const nm::Ozaki2Constants& c = nm::ozaki2_constants(moduli);
-  const bool wide = nm::oz2_wide(moduli);
   Ozaki2Operand o;
   o.rows = rows;
   o.k = k;
@@ -42,12 +41,11 @@ Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
       o.nonfinite[r] = row.nonfinite;
       for (int64_t l = 0; l < k; ++l) {
         const double g = get(r, l), v = nm::is_finite(g) ? g : 0.0;
-        // A' = trunc(v 2^s): an int64 up to 16 moduli, past int64 at the wide counts (residues from
-        // the significand there).
-        const int64_t a = wide ? 0 : nm::trunc_scaled(v, s);
+        // A' = rnd(v 2^s), rounded to nearest (ties away from zero), past int64 at the wide counts: the
+        // residues from its significand at every count.
         for (int i = 0; i < moduli; ++i)
           o.residues[(size_t(i) * size_t(rows) + size_t(r)) * size_t(k) + size_t(l)] =
-              static_cast<int8_t>(wide ? nm::oz2_scaled_residue(v, s, c.p[i]) : nm::sym_mod(a, c.p[i]));
+              static_cast<int8_t>(nm::oz2_scaled_residue_nearest(v, s, c.p[i]));
       }
     }
   });
@@ -127,8 +125,10 @@ std::vector<double> ozaki2_truncation_bound(Op transa, Op transb, int64_t m, int
   const long double rec = nm::oz2_reconstruction_error(cst, 0.0);
   for (int64_t c = 0; c < n; ++c)
     for (int64_t r = 0; r < m; ++r) {
-      const long double bound = std::ldexp(sb[size_t(c)], -a.shift[r]) + std::ldexp(sa[size_t(r)], -b.shift[c]) +
-                                std::ldexp(static_cast<long double>(k) + rec, -(a.shift[r] + b.shift[c]));
+      // A' rounded to nearest: |a - a~| <= 2^-s / 2; the cross term k / 4 2^-(s+t) is inside the k.
+      const long double bound =
+          (std::ldexp(sb[size_t(c)], -a.shift[r]) + std::ldexp(sa[size_t(r)], -b.shift[c])) / 2 +
+          std::ldexp(static_cast<long double>(k) + rec, -(a.shift[r] + b.shift[c]));
       out[size_t(r + c * m)] = static_cast<double>(bound * (1.0L + 1e-12L));
     }
   return out;

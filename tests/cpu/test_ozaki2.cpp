@@ -196,9 +196,17 @@ TEST(Ozaki2Numerics, PieceCountPerModuliCountCoversTheScaledValues) {
 
 namespace {
 using u128 = unsigned __int128;
-// One value a = trunc(x 2^e), |a| = mag exactly, at a wide count N: the kernels' pieces (each piece
-// the 14-bit window of mag with a's sign, the low byte a mod 2^8), their FP32 residues and the host
-// reference's oz2_scaled_residue, against 128-bit integer arithmetic, for every modulus of N.
+// |x| 2^e rounded to nearest, ties away from zero, independently of the code under test: below 2^53
+// the value and value + 1/2 are exact in long double (64-bit significand, |x| has 53 bits); from
+// 2^53 on it is an integer already. An exact conversion of an integer below 2^79.
+u128 nearest_magnitude(double x, int e) {
+  const long double v = std::ldexp(std::fabs(static_cast<long double>(x)), e);
+  return static_cast<u128>(v >= 0x1p53L ? v : std::floor(v + 0.5L));
+}
+// One value a = rnd(x 2^e) (nearest, ties away), |a| = mag exactly, at count N: the kernels' pieces
+// (each piece the 14-bit window of mag with a's sign, the low byte a mod 2^8), their FP32 residues and
+// the host reference's oz2_scaled_residue_nearest, against 128-bit integer arithmetic, for every
+// modulus of N.
 template <int I, int N>
 void check_wide_residues(double x, int e, u128 mag, bool neg, const nm::Oz2Pieces<nm::oz2_pieces(N)>& pc) {
   if constexpr (I < N) {
@@ -212,30 +220,32 @@ void check_wide_residues(double x, int e, u128 mag, bool neg, const nm::Oz2Piece
       via_pieces = nm::oz2_unbias(nm::oz2_residue_biased<P>(pc.f));
     }
     ASSERT_EQ(via_pieces, exact) << x << " 2^" << e << " mod " << P << " at " << N;
-    ASSERT_EQ(nm::oz2_scaled_residue(x, e, P), exact) << x << " 2^" << e << " mod " << P;
+    ASSERT_EQ(nm::oz2_scaled_residue_nearest(x, e, P), exact) << x << " 2^" << e << " mod " << P;
     check_wide_residues<I + 1, N>(x, e, mag, neg, pc);
   }
 }
 template <int N>
 void check_wide_counts(std::mt19937_64& rng) {
   if constexpr (N <= nm::kMaxModuli) {
-    if constexpr (nm::oz2_wide(N)) {
+    {
       constexpr int W = nm::oz2_pieces(N), kBits = nm::oz2_operand_bits(N);
       std::uniform_real_distribution<double> u(1.0, 2.0);
       for (int t = 0; t < 20000; ++t) {
-        // |x| 2^e with its top bit at b in [-3, kBits): every magnitude of A' up to the count's bound;
-        // x normal or subnormal, either sign.
+        // |x| 2^e with its top bit at b in [-3, kBits - 1): every magnitude of A' up to the count's
+        // bound (rounding up stays below 2^kBits); x normal or subnormal, either sign; every 11th a
+        // tie (a half-integer at 2^e).
         double x = t % 7 == 0 ? std::ldexp(u(rng), -1030 - int(rng() % 40)) : std::ldexp(u(rng), int(rng() % 200) - 100);
+        int b = int(rng() % uint64_t(kBits + 2)) - 3;
+        if (t % 11 == 0) {
+          b = std::min(b, 50);
+          x = std::ldexp(std::floor(std::ldexp(std::fabs(x), b - std::ilogb(x))) + 0.5, std::ilogb(x) - b);
+        }
         if (rng() & 1) x = -x;
-        const int b = int(rng() % uint64_t(kBits + 3)) - 3;
         const int e = b - std::ilogb(x);
-        // floor(|x| 2^e) independently of the code under test: exact in long double (64-bit
-        // significand, |x| has 53 bits), then an exact conversion of an integer below 2^79.
-        const long double scaled = std::floor(std::ldexp(std::fabs(static_cast<long double>(x)), e));
-        const u128 mag = static_cast<u128>(scaled);
+        const u128 mag = nearest_magnitude(x, e);
         ASSERT_LT(mag, u128(1) << kBits);
         const bool neg = x < 0;
-        const nm::Oz2Pieces<W> pc = nm::oz2_pieces_for_count<N>(x, e);
+        const nm::Oz2Pieces<W> pc = nm::oz2_pieces_nearest_for_count<N>(x, e);
         for (int j = 0; j < W; ++j) {
           const double piece = double(uint32_t(mag >> (nm::kOz2PieceBits * j)) & ((1u << nm::kOz2PieceBits) - 1));
           ASSERT_EQ(double(pc.f[j]), neg ? -piece : piece) << x << " 2^" << e << " piece " << j;
@@ -249,7 +259,8 @@ void check_wide_counts(std::mt19937_64& rng) {
 }
 }  // namespace
 
-// Past 16 moduli A' and B' pass int64 (|A'| < 2^(4N - 1)): they are never formed as integers.
+// Past 16 moduli A' and B' pass int64 (|A'| < 2^(4N - 1)): they are never formed as integers. At
+// every count the rounded pieces and residues are exact.
 TEST(Ozaki2Numerics, WideCountsResiduesFromTheSignificandAreExact) {
   static_assert(nm::oz2_wide(17) && !nm::oz2_wide(16), "int64 up to 16 moduli");
   std::mt19937_64 rng(59);
@@ -282,23 +293,29 @@ TEST(Ozaki2Numerics, NormTermIsTheSquaredCeiling) {
   }
 }
 
-TEST(Ozaki2Numerics, PiecesOfScaledValuesEqualPiecesOfTruncatedOnes) {
+// The int64 form (up to 16 moduli) and the significand form (past it) of the rounded pieces agree with
+// the pieces of the rounded integer itself, at every shift that keeps |x| 2^e below 2^62, down to
+// those that round everything away, on normal, subnormal and extreme values.
+TEST(Ozaki2Numerics, RoundedPiecesEqualThePiecesOfTheRoundedInteger) {
+  static_assert(nm::oz2_pieces(16) == 5 && nm::oz2_pieces(17) == 5, "five pieces in both forms");
   std::mt19937_64 rng(47);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> xs = {0.0, -0.0, 1.0, -1.0, 0.5, -0.75, std::numeric_limits<double>::denorm_min(),
+  std::vector<double> xs = {0.0, -0.0, 1.0, -1.0, 0.5, -0.75, 2.5, -2.5, std::numeric_limits<double>::denorm_min(),
                             -std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::min(),
                             std::numeric_limits<double>::max(), -std::numeric_limits<double>::max()};
   for (int t = 0; t < 100000; ++t) xs.push_back(std::ldexp(u(rng), int(rng() % 2100) - 1075));
   for (const double x : xs) {
     int ex = 0;
     std::frexp(x, &ex);
-    // Every shift that keeps |x| 2^e below 2^62, down to those that truncate everything away.
-    for (int e : {62 - ex, 40 - ex, 13 - ex, 1 - ex, -ex, -5 - ex}) {
+    for (int e : {61 - ex, 40 - ex, 13 - ex, 1 - ex, -ex, -1 - ex, -5 - ex}) {
       if (e > 1100 || e < -1100) continue;
-      const nm::Oz2Pieces<5> a = nm::oz2_pieces_of_scaled<5>(x, e), b = nm::oz2_pieces_of<5>(nm::trunc_scaled(x, e));
-      const nm::Oz2Pieces<5> w = nm::oz2_pieces_of_scaled_wide<5>(x, e);  // the wide counts' form, same domain
-      for (int j = 0; j < 5; ++j) ASSERT_EQ(a.f[j], b.f[j]) << x << " 2^" << e;
-      for (int j = 0; j < 5; ++j) ASSERT_EQ(nm::bits_of(w.f[j]), nm::bits_of(b.f[j])) << x << " 2^" << e;
+      const u128 mag = nearest_magnitude(x, e);
+      const int64_t v = x < 0 ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
+      const nm::Oz2Pieces<5> b = nm::oz2_pieces_of<5>(v);
+      const nm::Oz2Pieces<5> a = nm::oz2_pieces_nearest_for_count<16>(x, e);  // the int64 form
+      const nm::Oz2Pieces<5> w = nm::oz2_pieces_nearest_for_count<17>(x, e);  // the wide form, same domain
+      for (int j = 0; j < 5; ++j) ASSERT_EQ(nm::bits_of(a.f[j]) & 0x7fffffffu, nm::bits_of(b.f[j]) & 0x7fffffffu) << x << " 2^" << e;
+      for (int j = 0; j < 5; ++j) ASSERT_EQ(nm::bits_of(w.f[j]), nm::bits_of(a.f[j])) << x << " 2^" << e;
       ASSERT_EQ(a.low_byte, b.low_byte) << x << " 2^" << e;
       ASSERT_EQ(w.low_byte, b.low_byte) << x << " 2^" << e;
     }

@@ -163,16 +163,21 @@ OZGEMM_HD int slices_lower_bound(int32_t q_max_rows, int32_t q_max_cols) {
 // ---- The Ozaki-II contract (the same statistics; docs/numerics.md, "The accuracy contract") ----
 // Row r of op(A) at N moduli has Ozaki-II's shift s_r = sigma_r - 1 + d_r, d_r = oz2_extra_shift(S_r)
 // of N's constants (ozaki2.hpp; S from the same sigma), likewise t_c = sigma_c - 1 + d_c. With
-// A~ = 2^-s A' the truncated row (|a~| <= |a|, |a - a~| < 2^-s, and a~ = a when the row is exact at
-// s: oz2_row_exact) and A'B' computed exactly (the moduli's product covers it by the scaling):
-//   |AB - A~B~| <= |A - A~||B| + |A~||B - B~| <= [row not exact] 2^-s ||b_c||_1 + [col not exact] 2^-t ||a_r||_1,
+// A~ = 2^-s A' the row rounded to nearest (e_a = |a - a~| <= 2^-s / 2, a~ = a when the row is exact at
+// s: oz2_row_exact; |a~| <= |a| + e_a) and A'B' computed exactly (the moduli's product covers it by the
+// scaling: |rnd(y)| <= ceil|y|, which S sums):
+//   |AB - A~B~| <= sum_l e_a |b| + |a| e_b + e_a e_b
+//              <= ([row not exact] 2^-s ||b_c||_1 + [col not exact] 2^-t ||a_r||_1) / 2 + [both not exact] 2^-(s+t) k / 4,
 // and the reconstruction y of A'B' is within u (2.02 |A'B'| + recon_abs_u); scaling y by
 // 2^-(s_r + t_c) is exact while oz2_reconstruction_normal holds. In units of 2^-(sigma_r + sigma_c)
-// (|A'| <= |a'| 2^(d-1), so 2^(2 - d_r - d_c) |A'||B'| <= (|A||B|)'):
-//   |C - AB|' <= u { 2.02 (|A||B|)' + T2 + 2^(2 - d_r - d_c) recon_abs_u },
-//   T2 / u = 2^(53 - kUnitBits) ( [!ex_r] 2^(1 - d_r) U_c + [!ex_c] 2^(1 - d_c) U_r ),
-// and with P <= (|A||B|)' the contract |C - AB| <= c u |A||B| holds when
-//   R2(N) = 2.03 + (T2 / u + 2^(2 - d_r - d_c) recon_abs_u) (1 + 2^-40) / P  <=  c,
+// (2^(2 - d_r - d_c) |A'||B'| <= (|A||B|)' + the bound above, whose 2.02 u multiple is inside the
+// (1 + 2^-40) below):
+//   |C - AB|' <= u { 2.02 (|A||B|)' + T2 + 2^(2 - d_r - d_c) (recon_abs_u + [!ex_c] k 2^51) },
+//   T2 / u = 2^(52 - kUnitBits) ( [!ex_r] 2^(1 - d_r) U_c + [!ex_c] 2^(1 - d_c) U_r ),
+// (the cross term k / 4 2^-(s+t) is k 2^51 in units of u 2^-(s+t); gated by the column's exactness
+// alone, it is also counted where only the row is exact, which only loosens), and with P <= (|A||B|)'
+// the contract |C - AB| <= c u |A||B| holds when
+//   R2(N) = 2.03 + (T2 / u + 2^(2 - d_r - d_c) (recon_abs_u + [!ex_c] k 2^51)) (1 + 2^-40) / P  <=  c,
 // or the same with 2^-14 P14 in place of P (the finer lower bound below: never a larger R2).
 // R2 >= 2.03, so depths k <= 2 (c = k) never take Ozaki-II. R2 is not monotone in N in general (the
 // constants grow with P while d grows), so the decision reduces every N's maximum and takes the
@@ -193,18 +198,23 @@ constexpr int64_t kOz2MinScaleSum = 8 * int64_t(kMaxModuli) - 1 - 1023;
 OZGEMM_HD bool oz2_reconstruction_normal(int64_t scale_sum) { return scale_sum <= 1022 && scale_sum >= kOz2MinScaleSum; }
 
 // R2(N) in parts, so that a pass over all entries and counts does one division per entry: per row
-// (column) and count, its side x = [!exact] 2^(54 - kUnitBits - d) (T2's factor of the other side's
-// U), y = 2^(1 - d) and d; per entry inv_P = 1 / P rounded (0 for P = 0). Every power of two is
-// normal (d in [kOz2ShiftMin, kOz2ShiftMax]), x y products too; the roundings of U, 1/P and the
-// sums are covered by R2's (1 + 2^-40).
+// (column) and count, its side x = [!exact] 2^(53 - kUnitBits - d) (T2's factor of the other side's
+// U; the complex scheme's times fl(sqrt2)), y = 2^(1 - d), d and recon_add = [!exact] the rounding's
+// cross term (oz2_rounding_cross(k), used on the column's side); per entry inv_P = 1 / P rounded (0
+// for P = 0). Every power of two is normal (d in [kOz2ShiftMin, kOz2ShiftMax]), x y products too; the
+// roundings of U, 1/P, the sums and recon_abs_u + recon_add are covered by R2's (1 + 2^-40).
 struct Oz2Side {
   double x, y;
   int32_t d;
-  double recon_add = 0.0;  // added to recon_abs_u on this side's (the column's) term: the complex scheme's cross term
+  double recon_add = 0.0;  // added to recon_abs_u on this side's (the column's) term: the rounding's cross term
 };
-OZGEMM_HD Oz2Side oz2_side(int32_t q, int32_t d) {
-  return Oz2Side{oz2_row_exact(q, d) ? 0.0 : pow2_normal(54 - kUnitBits - d), pow2_normal(1 - d), d};
+OZGEMM_HD Oz2Side oz2_side(int32_t q, int32_t d, double rounding_cross, double x_factor = 1.0) {
+  const bool exact = oz2_row_exact(q, d);
+  return Oz2Side{exact ? 0.0 : mul_rn(pow2_normal(53 - kUnitBits - d), x_factor), pow2_normal(1 - d), d,
+                 exact ? 0.0 : rounding_cross};
 }
+// The cross term k / 4 in units of u: k 2^51 (exact: k < 2^53).
+OZGEMM_HD double oz2_rounding_cross(int64_t k) { return mul_rn(int64_to_double_rn(k), 0x1p51); }
 OZGEMM_HD double oz2_inverse(int64_t P) { return P > 0 ? rcp_rn(int64_to_double_rn(P)) : 0.0; }
 
 // R2(N) - 2.03 of one entry, in the form the pass over entries evaluates (accuracy.cu's

@@ -4,7 +4,8 @@
 //
 // The scheme, for N moduli p_0 .. p_{N-1} (pairwise coprime, <= 256), P = prod p_i:
 //   1. Scaling. Row r of op(A) gets the power of two 2^s_r, column c of op(B) 2^t_c, and
-//      A'_rl = trunc(a_rl 2^s_r), B'_lc = trunc(b_lc 2^t_c) are integers (below 2^(4N - 1): int64 up
+//      A'_rl = rnd(a_rl 2^s_r), B'_lc = rnd(b_lc 2^t_c), rounded to nearest with ties away from zero
+//      (scaled_significand_nearest; |rnd(y)| <= ceil|y|), are integers (below 2^(4N - 1): int64 up
 //      to 16 moduli, past int64 from 17 on, where they exist only as x 2^e, oz2_wide) with
 //      |A'||B'| <= Q = floor((P - 1) / 4) entrywise (one spare bit below P/2, so the CRT's rounded
 //      quotient below can never pick the wrong multiple of P). The rule (integer Cauchy-Schwarz,
@@ -24,8 +25,8 @@
 //      A'B' to 2 ulps plus an absolute term of the constants' size (oz2_reconstruction_error). Then C = alpha * (y 2^-(s_r + t_c)) + beta * C (ozaki1.hpp's
 //      apply_alpha_beta order); rows or columns with Inf/NaN take Ozaki-I's special path.
 // The error comes from step 1 only (the products are exact): per entry
-//   |AB - 2^-(s+t) A'B'| <= 2^-s sum_l |b_l| + 2^-t sum_l |a_l| + 2^-(s+t) k, plus y's ulps
-// (docs/numerics.md, "Ozaki-II").
+//   |AB - 2^-(s+t) A'B'| <= (2^-s sum_l |b_l| + 2^-t sum_l |a_l|) / 2 + 2^-(s+t) k / 4, plus y's ulps
+// (docs/numerics.md, "Ozaki-II"; until 2026-11-26 A' was truncated, twice the first term).
 #pragma once
 
 #include <cstdint>
@@ -52,8 +53,8 @@ constexpr bool oz2_moduli_within_2_8() {
 }
 static_assert(oz2_moduli_within_2_8(), "oz2_operand_bits: every p_i <= 2^8");
 // Counts whose A', B' may pass int64 (n >= 17). They are never formed as integers: the kernels cut
-// pieces from the significand (oz2_pieces_of_scaled_wide), the host reference takes residues from it
-// (oz2_scaled_residue). Up to 16 moduli both keep their int64 forms.
+// pieces from the rounded significand (oz2_pieces_nearest_for_count), the host reference takes
+// residues from it (oz2_scaled_residue_nearest). Up to 16 moduli the kernels keep the int64 form.
 OZGEMM_HD constexpr bool oz2_wide(int n) { return oz2_operand_bits(n) > 63; }
 // Depth of one exact int32 product of residues: 128^2 k <= 2^31 - 1.
 constexpr int64_t kOz2ChunkK = 131056;  // multiple of 16, <= 131071
@@ -164,7 +165,7 @@ OZGEMM_HD Oz2Pieces<W> oz2_pieces_shifted(uint64_t mant, int p, bool neg) {
 // The pieces of a = (neg ? -mag : mag); precondition mag < 2^(14 W).
 template <int W>
 OZGEMM_HD Oz2Pieces<W> oz2_pieces_from(uint64_t mag, bool neg) {
-  static_assert(W >= 1 && W <= 5, "14-bit pieces of a value below 2^64 (wider: oz2_pieces_of_scaled_wide)");
+  static_assert(W >= 1 && W <= 5, "14-bit pieces of a value below 2^64 (wider: oz2_pieces_shifted)");
   return oz2_pieces_shifted<W>(mag, 0, neg);
 }
 // Precondition |a| < 2^(14 W) (a != INT64_MIN).
@@ -172,31 +173,10 @@ template <int W>
 OZGEMM_HD Oz2Pieces<W> oz2_pieces_of(int64_t a) {
   return oz2_pieces_from<W>(a < 0 ? uint64_t(0) - static_cast<uint64_t>(a) : static_cast<uint64_t>(a), a < 0);
 }
-// oz2_pieces_of(trunc_scaled(x, e)) for finite x, without forming the signed int64.
-template <int W>
-OZGEMM_HD Oz2Pieces<W> oz2_pieces_of_scaled(double x, int e) {
-  return oz2_pieces_from<W>(static_cast<uint64_t>(scaled_floor(x, e)), (bits_of(x) >> 63) != 0);
-}
-// The same pieces for a = trunc(x 2^e) of any magnitude below 2^(14 W) (the wide counts, where a
-// may pass 2^64).
-template <int W>
-OZGEMM_HD Oz2Pieces<W> oz2_pieces_of_scaled_wide(double x, int e) {
-  const ScaledSignificand s = scaled_significand(x, e);
-  return oz2_pieces_shifted<W>(s.mant, s.p, (bits_of(x) >> 63) != 0);
-}
-// The kernels' pieces at n moduli: the int64 form up to 16 moduli, the wide one past it.
-template <int N>
-OZGEMM_HD Oz2Pieces<oz2_pieces(N)> oz2_pieces_for_count(double x, int e) {
-  if constexpr (oz2_wide(N)) {
-    return oz2_pieces_of_scaled_wide<oz2_pieces(N)>(x, e);
-  } else {
-    return oz2_pieces_of_scaled<oz2_pieces(N)>(x, e);
-  }
-}
-
 // The pieces of a = rnd(x 2^e), x 2^e rounded to the nearest integer (ties away from zero:
-// scaled_significand_nearest), for finite x and |a| < 2^(14 N's pieces): the complex scheme's A'
-// (ozaki2_complex.hpp, step 1). Up to 16 moduli a < 2^63 fits the int64 form's constant shifts.
+// scaled_significand_nearest), for finite x and |a| < 2^(14 N's pieces): the kernels' A' (step 1;
+// the complex scheme's parts too). Up to 16 moduli a < 2^63 fits the int64 form's constant shifts;
+// past it the pieces come from the significand by one shift each.
 template <int N>
 OZGEMM_HD Oz2Pieces<oz2_pieces(N)> oz2_pieces_nearest_for_count(double x, int e) {
   const ScaledSignificand s = scaled_significand_nearest(x, e);
@@ -294,15 +274,6 @@ OZGEMM_HD int32_t oz2_unbias(float biased) {
   return static_cast<int32_t>(bits_of(biased) - bits_of(kOz2Magic));
 }
 
-// trunc(x 2^e) for finite x, exactly, when |x| 2^e < 2^63 (the scaling guarantees it up to 16 moduli).
-OZGEMM_HD int64_t trunc_scaled(double x, int e) {
-  const uint64_t u = bits_of(x);
-  const int64_t mag = scaled_floor(x, e);
-  return (u >> 63) ? -mag : mag;
-}
-// sym_mod(trunc(x 2^e), p) for finite x and any magnitude of x 2^e (the host reference's residues; the
-// wide counts' A' pass int64): with |x| 2^e = mant 2^q, q > 0, the residue of mant times that of 2^q,
-// integer arithmetic only.
 // sym_mod of (neg ? -1 : 1) mant 2^q, q >= 0: the residue of mant times that of 2^q.
 inline int32_t oz2_signed_scaled_residue(uint64_t mant, int q, bool neg, int32_t p) {
   uint64_t r = mant % uint64_t(p);
@@ -310,13 +281,8 @@ inline int32_t oz2_signed_scaled_residue(uint64_t mant, int q, bool neg, int32_t
   const int64_t v = static_cast<int64_t>(r);
   return sym_mod(neg ? -v : v, p);
 }
-inline int32_t oz2_scaled_residue(double x, int e, int32_t p) {
-  const ScaledSignificand s = scaled_significand(x, e);
-  if (s.p <= 0) return sym_mod(trunc_scaled(x, e), p);
-  return oz2_signed_scaled_residue(s.mant, s.p, (bits_of(x) >> 63) != 0, p);
-}
 // sym_mod(rnd(x 2^e), p), rnd to the nearest integer, ties away from zero (scaled_significand_nearest),
-// for finite x and any magnitude: the complex scheme's residues on the host.
+// for finite x and any magnitude: the host reference's residues (real and complex schemes).
 inline int32_t oz2_scaled_residue_nearest(double x, int e, int32_t p) {
   const ScaledSignificand s = scaled_significand_nearest(x, e);
   return oz2_signed_scaled_residue(s.mant, s.p, (bits_of(x) >> 63) != 0, p);

@@ -141,7 +141,7 @@ OZGEMM_HD float oz2c_sym_mod_float(float t) {
   const float q = add_rn(fma_rn(t, 1.0f / static_cast<float>(P), kOz2Magic), -kOz2Magic);
   return fma_rn(-q, static_cast<float>(P), t);
 }
-// Forward, modulus I, from the FP32 pieces of A'r and A'i (oz2_pieces_for_count): t_re, t_im as
+// Forward, modulus I, from the FP32 pieces of A'r and A'i (oz2_pieces_nearest_for_count): t_re, t_im as
 // oz2_residue_biased sums them (|t| <= oz2_piece_sum_bound(P, n), t = A' mod P), ui = sym_P(t_im),
 // a = t_re +- j ui (exact: |a| < 2^23, oz2c_forward_sums_below_2_23), x = oz2_sym_mod_biased(a): the
 // planes of oz2c_forward(sym_P(A'r), sym_P(A'i)) as r + M (low byte: the int8; oz2_unbias: the int32).
@@ -359,18 +359,18 @@ OZGEMM_HD MagnitudeTerms oz2c_magnitude_terms(double re, double im, int32_t sigm
 //   R2c(N) = 2.03 + (T2c/u + 2^(2 - d_r - d_c) (sqrt2 recon_abs_u + [!ex_c] k 2^52)) (1 + 2^-40) / P  <=  c,
 //   T2c/u = (sqrt2/2) 2^(53 - kUnitBits) ([!ex_r] 2^(1 - d_r) U_c + [!ex_c] 2^(1 - d_c) U_r),  c = min(4, k)
 // (the cross term k/2 2^-(s+t) in units of u 2^-(s+t) is k 2^52; gated by the column alone it is also
-// counted where only the row is exact, which only loosens). This is the real R2 with sqrt2/2 on both
-// excess terms and k 2^52 added to the column's reconstruction term (Oz2Side::recon_add), so the real
-// evaluation (oz2_entry_ratio) serves with the complex sides and oz2c_recon_abs_u. kSqrt2Up =
-// fl(sqrt2) > sqrt2 and its half are exact; the roundings of the products and sums with them are
-// covered by R2's (1 + 2^-40), as those of U, 1/P and the sums.
+// counted where only the row is exact, which only loosens). This is the real R2 (whose excess terms
+// carry rounding's 1/2) with sqrt2 on both excess terms and the cross term k 2^52 (the real one's k
+// 2^51 twice) on the column's reconstruction term (Oz2Side::recon_add), so the real evaluation
+// (oz2_entry_ratio) serves with the complex sides and oz2c_recon_abs_u. kSqrt2Up = fl(sqrt2) > sqrt2;
+// the roundings of the products and sums with it are covered by R2's (1 + 2^-40), as those of U, 1/P
+// and the sums.
 constexpr double kSqrt2Up = 1.4142135623730951;  // sqrt2 = 1.41421356237309504880..., this 1.41421356237309514547
-constexpr double kHalfSqrt2Up = 0.5 * kSqrt2Up;
 // The cross term's k 2^52 for depth k (exact: k < 2^53).
 OZGEMM_HD double oz2c_rounding_cross(int64_t k) { return mul_rn(int64_to_double_rn(k), 0x1p52); }
+// The real side (x = [!ex] 2^(53 - kUnitBits - d): rounding's half unit) times fl(sqrt2), the complex cross term.
 OZGEMM_HD Oz2Side oz2c_side(int32_t q, int32_t d, double rounding_cross) {
-  const Oz2Side real = oz2_side(q, d);
-  return Oz2Side{mul_rn(real.x, kHalfSqrt2Up), real.y, real.d, real.x != 0.0 ? rounding_cross : 0.0};
+  return oz2_side(q, d, rounding_cross, kSqrt2Up);
 }
 OZGEMM_HD double oz2c_recon_abs_u(const Ozaki2Constants& c) { return mul_rn(c.recon_abs_u, kSqrt2Up); }
 // R2c(N) of one entry (sides from oz2c_side); +inf when no guarantee is possible (P = 0, or a result

@@ -25,9 +25,10 @@ Ozaki2Operand ozaki2_cols_of_op_b(Op transb, int64_t k, int64_t n, const double*
 void ozaki2_dgemm(Op transa, Op transb, int64_t m, int64_t n, int64_t k, double alpha, const double* A, int64_t lda,
                   const double* B, int64_t ldb, double beta, double* C, int64_t ldc, int moduli);
 
-// The documented per-entry bound of |(AB)_rc - 2^-(s_r + t_c) (A'B')_rc| (the truncation; the
-// products are exact) plus the reconstruction's absolute term, m x n column-major:
-// 2^-s sum|b| + 2^-t sum|a| + 2^-(s+t) (k + numerics::oz2_reconstruction_error(c, 0)).
+// The documented per-entry bound of |(AB)_rc - 2^-(s_r + t_c) (A'B')_rc| (the scaling's cut, A' rounded
+// to nearest; the products are exact) plus the reconstruction's absolute term, m x n column-major:
+// (2^-s sum|b| + 2^-t sum|a|) / 2 + 2^-(s+t) (k + numerics::oz2_reconstruction_error(c, 0)) (k covers
+// the cross term k / 4).
 std::vector<double> ozaki2_truncation_bound(Op transa, Op transb, int64_t m, int64_t n, int64_t k, const double* A,
                                             int64_t lda, const double* B, int64_t ldb, int moduli);
 
