@@ -282,14 +282,15 @@ TEST_P(GpuFp64Schemes, DecisionAndResultEqualTheHostReference) {
 }
 
 // The bound pass over thousands of blocks, where blocks skip the counts that earlier blocks found
-// past the target (result->oz2_dead), and (scheme OZAKI2, m >= DecisionPolicy::kOz2SampleMinRows)
-// the sample of the first rows that ends the decision when no count can meet the target: the
-// chosen count and its bound still equal the host reference's, bit for bit. Rows of large entries
+// past the target (result->oz2_dead), and (m >= DecisionPolicy::kOz2SampleMinRows)
+// the sample of the first rows that ends the decision when no count can meet the target (scheme
+// AUTO with the variant set: both schemes' bounds in that one sample pass): the chosen count and
+// its bound still equal the host reference's, bit for bit, whichever scheme ran. Rows of large entries
 // at the end of A (outside the sample), or small first columns of B, so the entries that kill the
 // smaller counts lie in different places.
 TEST_P(GpuFp64Schemes, DecisionOverManyBlocksEqualsTheHostReference) {
   const int m = 2560, n = 1024, k = 256;
-  int ozaki2_runs = 0;
+  int ozaki2_runs = 0, ozaki1_runs = 0;
   for (const Input& in0 : inputs(m, n, k, rng)) {
     if (in0.name == "integers") continue;  // few moduli: nothing to skip
     for (int order = 0; order < 2; ++order) {
@@ -308,13 +309,24 @@ TEST_P(GpuFp64Schemes, DecisionOverManyBlocksEqualsTheHostReference) {
         EXPECT_EQ(d2.moduli, 0) << what << ": " << info.reason;
         continue;
       }
-      if (info.scheme != OZGEMM_SCHEME_OZAKI2) continue;  // scheme AUTO took Ozaki-I: its count is checked above
+      if (info.scheme != OZGEMM_SCHEME_OZAKI2) {
+        // Scheme AUTO with the variant set: the sample evaluated both schemes' bounds in one pass
+        // (Ozaki-I's from one slice up), then Ozaki-I ran; its count and bound are the host's.
+        ASSERT_EQ(GetParam(), OZGEMM_SCHEME_AUTO) << what << ": scheme OZAKI2 ran Ozaki-I";
+        const ref::AccuracyDecision d1 = ref::decide_slices(Op::N, Op::N, m, n, k, in.A.data(), m, in.B.data(), k);
+        EXPECT_EQ(info.slices, d1.slices) << what << ": " << info.reason;
+        EXPECT_TRUE(same_bits(info.bound, d1.bound)) << what << ": GPU bound " << info.bound << " host " << d1.bound;
+        ++ozaki1_runs;
+        continue;
+      }
       ++ozaki2_runs;
       EXPECT_EQ(info.moduli, d2.moduli) << what << ": " << info.reason;
       EXPECT_TRUE(same_bits(info.bound, d2.bound)) << what << ": GPU bound " << info.bound << " host " << d2.bound;
     }
   }
   EXPECT_GT(ozaki2_runs, 2);
+  std::cout << "[ fp64     ] scheme " << int(GetParam()) << ": " << ozaki2_runs << " Ozaki-II runs, " << ozaki1_runs
+            << " Ozaki-I runs" << std::endl;
 }
 
 TEST_P(GpuFp64Schemes, PlanCallAndWorkspaceQueryMatchTheCall) {
