@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ozgemm/numerics/ozaki2.hpp"
+#include "ozgemm/numerics/ozaki2_complex.hpp"
 #include "ozgemm/reference/ozaki2.hpp"
 #include "ozgemm/reference/reference.hpp"
 
@@ -271,6 +272,31 @@ TEST(Ozaki2Numerics, WideCountsResiduesFromTheSignificandAreExact) {
       if (nm::kModuliTable[i] % 2 == 0) continue;
       ASSERT_LE(nm::oz2_piece_sum_bound(nm::kModuliTable[i], n), ((1 << nm::kOz2PieceBits) - 1) * (1 + 127 * 4))
           << n << " moduli, p = " << nm::kModuliTable[i];
+    }
+  }
+}
+
+// The scaling's d by binary search (oz2_extra_shift) equals the linear walk it replaced (the largest d
+// from kOz2ShiftMin up while S <= limit[d + 1]), for every count of both moduli sets, at every table
+// entry and its neighbours, 0, INT64_MAX and random S of every magnitude; and the tables are
+// non-increasing, which the search relies on.
+TEST(Ozaki2Numerics, ExtraShiftBySearchEqualsTheLinearWalk) {
+  const auto linear = [](int64_t S, const int64_t* limit) {
+    int d = nm::kOz2ShiftMin;
+    while (d < nm::kOz2ShiftMax && S <= limit[d + 1 - nm::kOz2ShiftMin]) ++d;
+    return d;
+  };
+  std::mt19937_64 rng(61);
+  for (int n = nm::kMinModuli; n <= nm::kMaxModuli; ++n) {
+    for (const nm::Ozaki2Constants* c : {&nm::ozaki2_constants(n), &nm::ozaki2_complex_constants(n)}) {
+      for (int i = 0; i + 1 < nm::kOz2Limits; ++i) ASSERT_GE(c->limit[i], c->limit[i + 1]) << n << " " << i;
+      std::vector<int64_t> S = {0, 1, 2, std::numeric_limits<int64_t>::max()};
+      for (int i = 0; i < nm::kOz2Limits; ++i)
+        for (int64_t e : {-1, 0, 1})
+          if (c->limit[i] + e >= 0 && !(e > 0 && c->limit[i] == std::numeric_limits<int64_t>::max()))
+            S.push_back(c->limit[i] + e);
+      for (int t = 0; t < 2000; ++t) S.push_back(static_cast<int64_t>(rng() >> (1 + rng() % 63)));
+      for (int64_t s : S) ASSERT_EQ(nm::oz2_extra_shift(s, c->limit), linear(s, c->limit)) << n << " moduli, S " << s;
     }
   }
 }
