@@ -203,7 +203,7 @@ bool fused_portable_built();
 //   launch_oz2_residues:  sft[r] = s0 + oz2_extra_shift(S[r]) and, for each modulus i, the residues
 //                         res[i * plane + r * kpad + l] = sym_mod(rnd(X(r, l) 2^sft[r]), p_i), rnd to
 //                         nearest, ties away (past 16 moduli rnd(.) passes int64:
-//                         oz2_pieces_nearest_for_count, oz2_scaled_residue_nearest)
+//                         oz2_pieces_for_count, oz2_scaled_residue; truncated where d < 0)
 //                         for r < rows_pad, l < kpad (0 for padding and Inf/NaN);
 //   launch_oz2_accumulate: k past one int32 chunk: plane = sym_mod(plane + partial, p) over rows x
 //                         cols (both int32, leading dimension ld);
@@ -271,7 +271,8 @@ cudaError_t launch_oz2c_stats(const ComplexOperandView& view, int64_t rows_pad, 
                               int64_t* S, cudaStream_t stream);
 // Step 2: sft[r] = shift[r] - 1 + oz2_extra_shift(S[r], c) and, for each modulus i < c.n (c: the
 // complex set's constants, ozaki2_complex_constants), the 2M planes oz2c_forward of the residues of
-// A'r = rnd(ar 2^sft), A'i (rounded to nearest, ties away: oz2_pieces_nearest_for_count; op C: A'i negated): plane 2i + t (t = 0: x0, 1: x1) at res + (2i + t) * plane, entry
+// A'r = rnd(ar 2^sft), A'i (rounded to nearest, ties away, truncated where d < 0:
+// oz2_pieces_for_count; op C: A'i negated): plane 2i + t (t = 0: x0, 1: x1) at res + (2i + t) * plane, entry
 // (r, l) at r * kpad + l, for r < rows_pad, l < kpad (0 for padding; non-finite parts count as 0).
 // Packed 4-byte stores: kpad and plane multiples of 4, res 4-byte aligned (else cudaErrorInvalidValue).
 cudaError_t launch_oz2c_residues(const ComplexOperandView& view, const int32_t* shift, const int64_t* S,
@@ -289,9 +290,10 @@ cudaError_t launch_oz2c_reconstruct(const Oz2cReconstructArgs& args, const numer
 // FP64 mode's decision for complex data (numerics/ozaki2_complex.hpp, "The accuracy contract"): the
 // real statistics of each row's 2k parts. launch_row_shifts: shift[r] and flag[r] as launch_oz2c_stats
 // and, with digits.q, the exact digits q[r] over the parts and their maximum over the finite rows.
-// launch_magnitudes: mag[r * ld + l] = the element's magnitude digit max(floor|ar'|, floor|ai'|)
-// (oz2c_magnitude_terms; 0 for padding; a non-finite part counts as 0) for r < rows_pad, l < kpad,
-// U[r] += the parts' unit terms and S[r] += their oz2_norm_term (U and S zeroed by the caller; S is
+// launch_magnitudes: mag[r * ld + l] = the element's magnitude digit (oz2c_magnitude_terms: from the
+// complex modulus where it bounds it, else max(floor|ar'|, floor|ai'|); 0 for padding; a non-finite
+// part counts as 0) for r < rows_pad, l < kpad, U[r] += the element's unit term (the same function)
+// and S[r] += the parts' oz2_norm_term (U and S zeroed by the caller; S is
 // required: complex data has Ozaki-II only). Conjugation (view.conj) changes none of them. The complex
 // launch_magnitudes packs 4 digits a store: kpad and ld multiples of 4, mag 4-byte aligned.
 cudaError_t launch_row_shifts(const ComplexOperandView& view, int64_t rows_pad, int32_t* shift, int32_t* flag,

@@ -85,12 +85,15 @@ __global__ void __launch_bounds__(kThreads, 6) oz2_residues_kernel(OperandView v
   constexpr int W = nm::oz2_pieces(N);
   __shared__ tile::Tile t;
   __shared__ int32_t row_sft[tile::kRows];
+  __shared__ bool row_nearest[tile::kRows];
   const tile::Origin at = tile::origin(kpad);
   const int64_t r0 = at.r0, l0 = at.l0;
   tile::load(v, at, t);
   if (threadIdx.x < tile::kRows && r0 + threadIdx.x < rows_pad) {
     const int64_t r = r0 + threadIdx.x;
-    row_sft[threadIdx.x] = shift[r] - 1 + nm::oz2_extra_shift(S[r], c);
+    const int d = nm::oz2_extra_shift(S[r], c);
+    row_sft[threadIdx.x] = shift[r] - 1 + d;
+    row_nearest[threadIdx.x] = nm::oz2_rounds_to_nearest(d);
     if (l0 == 0) sft[r] = row_sft[threadIdx.x];
   }
   __syncthreads();
@@ -98,6 +101,7 @@ __global__ void __launch_bounds__(kThreads, 6) oz2_residues_kernel(OperandView v
   const int64_t r = r0 + rr;
   if (r >= rows_pad) return;
   const int32_t s = row_sft[rr];
+  const bool nearest = row_nearest[rr];
 #pragma unroll 1
   for (int g = 0; g < 2; ++g) {
     const int ll = 4 * part + 32 * g;  // the group's first k-index in the tile
@@ -106,7 +110,7 @@ __global__ void __launch_bounds__(kThreads, 6) oz2_residues_kernel(OperandView v
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const double x = t[rr][ll + q];
-      pieces[q] = nm::oz2_pieces_nearest_for_count<N>(nm::is_finite(x) ? x : 0.0, s);
+      pieces[q] = nm::oz2_pieces_for_count<N>(nm::is_finite(x) ? x : 0.0, s, nearest);
     }
     store_residues<0, N>(pieces, res + r * kpad + l0 + ll, plane);
   }

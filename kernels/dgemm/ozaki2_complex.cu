@@ -271,11 +271,14 @@ __global__ void __launch_bounds__(kTileThreads, 4) oz2c_residues_kernel(ComplexO
   constexpr int W = nm::oz2_pieces(N);
   __shared__ ComplexTile t;
   __shared__ int32_t row_sft[kTileRows];
+  __shared__ bool row_nearest[kTileRows];
   const TileOrigin at = tile_origin(kpad);
   load_tile(v, at, t);
   if (threadIdx.x < kTileRows && at.r0 + threadIdx.x < rows_pad) {
     const int64_t r = at.r0 + threadIdx.x;
-    row_sft[threadIdx.x] = shift[r] - 1 + nm::oz2_extra_shift(S[r], c);
+    const int d = nm::oz2_extra_shift(S[r], c);
+    row_sft[threadIdx.x] = shift[r] - 1 + d;
+    row_nearest[threadIdx.x] = nm::oz2_rounds_to_nearest(d);
     if (at.l0 == 0) sft[r] = row_sft[threadIdx.x];
   }
   __syncthreads();
@@ -283,14 +286,15 @@ __global__ void __launch_bounds__(kTileThreads, 4) oz2c_residues_kernel(ComplexO
   const int64_t r = at.r0 + rr;
   if (r >= rows_pad || at.l0 + ll >= kpad) return;  // kpad % kGroup == 0: a group is all inside or all past it
   const int32_t s = row_sft[rr];
+  const bool nearest = row_nearest[rr];
   nm::Oz2Pieces<W> re[kGroup], im[kGroup];
 #pragma unroll
   for (int q = 0; q < kGroup; ++q) {
     // The element as op gives it (conjugated for op C), each non-finite part as 0 (the host's order).
     const double2 x = t[rr][ll + q];
     const double im_op = v.conj ? -x.y : x.y;
-    re[q] = nm::oz2_pieces_nearest_for_count<N>(nm::is_finite(x.x) ? x.x : 0.0, s);
-    im[q] = nm::oz2_pieces_nearest_for_count<N>(nm::is_finite(im_op) ? im_op : 0.0, s);
+    re[q] = nm::oz2_pieces_for_count<N>(nm::is_finite(x.x) ? x.x : 0.0, s, nearest);
+    im[q] = nm::oz2_pieces_for_count<N>(nm::is_finite(im_op) ? im_op : 0.0, s, nearest);
   }
   store_planes<0, N>(re, im, res + r * kpad + at.l0 + ll, plane);
 }

@@ -58,6 +58,7 @@ Ozaki2ComplexOperand scale(int64_t rows, int64_t k, const nm::Ozaki2Constants& c
   o.k = k;
   o.moduli = c.n;
   o.shift.assign(size_t(rows), 0);
+  o.nearest.assign(size_t(rows), 0);
   o.nonfinite.assign(size_t(rows), 0);
   o.re.assign(size_t(c.n) * size_t(rows) * size_t(k), 0);
   o.im.assign(o.re.size(), 0);
@@ -71,16 +72,19 @@ Ozaki2ComplexOperand scale(int64_t rows, int64_t k, const nm::Ozaki2Constants& c
         const double v = part(r, t);
         if (nm::is_finite(v)) S += nm::oz2_norm_term(v, s0);
       }
-      const int32_t s = s0 + nm::oz2_extra_shift(S, c);
+      const int d = nm::oz2_extra_shift(S, c);
+      const int32_t s = s0 + d;
+      const bool nearest = nm::oz2_rounds_to_nearest(d);
       o.shift[size_t(r)] = s;
+      o.nearest[size_t(r)] = nearest;
       o.nonfinite[size_t(r)] = row.nonfinite;
       for (int64_t l = 0; l < k; ++l) {
         const double vr = part(r, 2 * l), vi = part(r, 2 * l + 1);
         const double xr = nm::is_finite(vr) ? vr : 0.0, xi = nm::is_finite(vi) ? vi : 0.0;
         for (int i = 0; i < c.n; ++i) {
           const size_t at = (size_t(i) * size_t(rows) + size_t(r)) * size_t(k) + size_t(l);
-          o.re[at] = static_cast<int8_t>(nm::oz2_scaled_residue_nearest(xr, s, c.p[i]));
-          o.im[at] = static_cast<int8_t>(nm::oz2_scaled_residue_nearest(xi, s, c.p[i]));
+          o.re[at] = static_cast<int8_t>(nm::oz2_scaled_residue(xr, s, c.p[i], nearest));
+          o.im[at] = static_cast<int8_t>(nm::oz2_scaled_residue(xi, s, c.p[i], nearest));
         }
       }
     }
@@ -225,9 +229,11 @@ std::vector<double> ozaki2_complex_error_bound(ComplexOp transa, ComplexOp trans
     for (int64_t r = 0; r < m; ++r) {
       const long double abs_ab = abs_product(transa, A, lda, transb, B, ldb, r, c, k);
       const int32_t s = a.shift[size_t(r)], t = b.shift[size_t(c)];
-      // Rounded to nearest: |a - a~| <= (sqrt2/2) 2^-s, and the cross term sum_l e_a e_b <= k/2 2^-(s+t).
-      const long double bound = sqrt2 / 2 * (std::ldexp(sb[size_t(c)], -s) + std::ldexp(sa[size_t(r)], -t)) +
-                                std::ldexp(rec + 0.5L * static_cast<long double>(k), -(s + t)) + 2.02L * u * abs_ab;
+      // Rounded to nearest: |a - a~| <= (sqrt2/2) 2^-s (truncated where d < 0: < sqrt2 2^-s), and the
+      // cross term sum_l e_a e_b <= k 2^-(s+t).
+      const long double ea = a.nearest[size_t(r)] ? sqrt2 / 2 : sqrt2, eb = b.nearest[size_t(c)] ? sqrt2 / 2 : sqrt2;
+      const long double bound = ea * std::ldexp(sb[size_t(c)], -s) + eb * std::ldexp(sa[size_t(r)], -t) +
+                                std::ldexp(rec + static_cast<long double>(k), -(s + t)) + 2.02L * u * abs_ab;
       out[size_t(r + c * m)] = static_cast<double>(bound * (1.0L + 1e-12L));
     }
   return out;

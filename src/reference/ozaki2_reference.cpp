@@ -25,6 +25,7 @@ Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
   o.k = k;
   o.moduli = moduli;
   o.shift.assign(rows, 0);
+  o.nearest.assign(rows, 0);
   o.nonfinite.assign(rows, 0);
   o.residues.assign(size_t(moduli) * size_t(rows) * size_t(k), 0);
   detail::parallel_for(rows, [&](int64_t r0, int64_t r1) {
@@ -36,16 +37,19 @@ Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
         const double v = get(r, l);
         if (nm::is_finite(v)) S += nm::oz2_norm_term(v, s0);
       }
-      const int32_t s = s0 + nm::oz2_extra_shift(S, c);
+      const int d = nm::oz2_extra_shift(S, c);
+      const int32_t s = s0 + d;
+      const bool nearest = nm::oz2_rounds_to_nearest(d);
       o.shift[r] = s;
+      o.nearest[r] = nearest;
       o.nonfinite[r] = row.nonfinite;
       for (int64_t l = 0; l < k; ++l) {
         const double g = get(r, l), v = nm::is_finite(g) ? g : 0.0;
-        // A' = rnd(v 2^s), rounded to nearest (ties away from zero), past int64 at the wide counts: the
-        // residues from its significand at every count.
+        // A' = v 2^s rounded to nearest (ties away from zero; truncated where d < 0), past int64 at the
+        // wide counts: the residues from its significand at every count.
         for (int i = 0; i < moduli; ++i)
           o.residues[(size_t(i) * size_t(rows) + size_t(r)) * size_t(k) + size_t(l)] =
-              static_cast<int8_t>(nm::oz2_scaled_residue_nearest(v, s, c.p[i]));
+              static_cast<int8_t>(nm::oz2_scaled_residue(v, s, c.p[i], nearest));
       }
     }
   });
@@ -125,10 +129,11 @@ std::vector<double> ozaki2_truncation_bound(Op transa, Op transb, int64_t m, int
   const long double rec = nm::oz2_reconstruction_error(cst, 0.0);
   for (int64_t c = 0; c < n; ++c)
     for (int64_t r = 0; r < m; ++r) {
-      // A' rounded to nearest: |a - a~| <= 2^-s / 2; the cross term k / 4 2^-(s+t) is inside the k.
-      const long double bound =
-          (std::ldexp(sb[size_t(c)], -a.shift[r]) + std::ldexp(sa[size_t(r)], -b.shift[c])) / 2 +
-          std::ldexp(static_cast<long double>(k) + rec, -(a.shift[r] + b.shift[c]));
+      // A' rounded to nearest: |a - a~| <= 2^-s / 2 (truncated where d < 0: < 2^-s); the cross term, at
+      // most k / 2 2^-(s+t), is inside the k.
+      const long double ea = a.nearest[r] ? 0.5L : 1.0L, eb = b.nearest[c] ? 0.5L : 1.0L;
+      const long double bound = ea * std::ldexp(sb[size_t(c)], -a.shift[r]) + eb * std::ldexp(sa[size_t(r)], -b.shift[c]) +
+                                std::ldexp(static_cast<long double>(k) + rec, -(a.shift[r] + b.shift[c]));
       out[size_t(r + c * m)] = static_cast<double>(bound * (1.0L + 1e-12L));
     }
   return out;

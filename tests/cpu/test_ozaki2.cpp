@@ -14,6 +14,7 @@
 #include "ozgemm/numerics/ozaki2_complex.hpp"
 #include "ozgemm/reference/ozaki2.hpp"
 #include "ozgemm/reference/reference.hpp"
+#include "test_util.hpp"
 
 namespace nm = ozgemm::numerics;
 namespace ref = ozgemm::ref;
@@ -197,19 +198,12 @@ TEST(Ozaki2Numerics, PieceCountPerModuliCountCoversTheScaledValues) {
 
 namespace {
 using u128 = unsigned __int128;
-// |x| 2^e rounded to nearest, ties away from zero, independently of the code under test: below 2^53
-// the value and value + 1/2 are exact in long double (64-bit significand, |x| has 53 bits); from
-// 2^53 on it is an integer already. An exact conversion of an integer below 2^79.
-u128 nearest_magnitude(double x, int e) {
-  const long double v = std::ldexp(std::fabs(static_cast<long double>(x)), e);
-  return static_cast<u128>(v >= 0x1p53L ? v : std::floor(v + 0.5L));
-}
-// One value a = rnd(x 2^e) (nearest, ties away), |a| = mag exactly, at count N: the kernels' pieces
-// (each piece the 14-bit window of mag with a's sign, the low byte a mod 2^8), their FP32 residues and
-// the host reference's oz2_scaled_residue_nearest, against 128-bit integer arithmetic, for every
-// modulus of N.
+// One value a = x 2^e as an integer (nearest with ties away, or truncated), |a| = mag exactly
+// (oztest::integer_magnitude), at count N: the kernels' pieces (each piece the 14-bit window of mag
+// with a's sign, the low byte a mod 2^8), their FP32 residues and the host reference's
+// oz2_scaled_residue, against 128-bit integer arithmetic, for every modulus of N.
 template <int I, int N>
-void check_wide_residues(double x, int e, u128 mag, bool neg, const nm::Oz2Pieces<nm::oz2_pieces(N)>& pc) {
+void check_wide_residues(double x, int e, bool nearest, u128 mag, bool neg, const nm::Oz2Pieces<nm::oz2_pieces(N)>& pc) {
   if constexpr (I < N) {
     constexpr int P = nm::kModuliTable[I];
     const int64_t r = static_cast<int64_t>(mag % u128(P));
@@ -221,8 +215,8 @@ void check_wide_residues(double x, int e, u128 mag, bool neg, const nm::Oz2Piece
       via_pieces = nm::oz2_unbias(nm::oz2_residue_biased<P>(pc.f));
     }
     ASSERT_EQ(via_pieces, exact) << x << " 2^" << e << " mod " << P << " at " << N;
-    ASSERT_EQ(nm::oz2_scaled_residue_nearest(x, e, P), exact) << x << " 2^" << e << " mod " << P;
-    check_wide_residues<I + 1, N>(x, e, mag, neg, pc);
+    ASSERT_EQ(nm::oz2_scaled_residue(x, e, P, nearest), exact) << x << " 2^" << e << " mod " << P;
+    check_wide_residues<I + 1, N>(x, e, nearest, mag, neg, pc);
   }
 }
 template <int N>
@@ -243,16 +237,17 @@ void check_wide_counts(std::mt19937_64& rng) {
         }
         if (rng() & 1) x = -x;
         const int e = b - std::ilogb(x);
-        const u128 mag = nearest_magnitude(x, e);
+        const bool nearest = t % 3 != 0;  // both of step 1's roundings (oz2_rounds_to_nearest)
+        const u128 mag = oztest::integer_magnitude(x, e, nearest);
         ASSERT_LT(mag, u128(1) << kBits);
         const bool neg = x < 0;
-        const nm::Oz2Pieces<W> pc = nm::oz2_pieces_nearest_for_count<N>(x, e);
+        const nm::Oz2Pieces<W> pc = nm::oz2_pieces_for_count<N>(x, e, nearest);
         for (int j = 0; j < W; ++j) {
           const double piece = double(uint32_t(mag >> (nm::kOz2PieceBits * j)) & ((1u << nm::kOz2PieceBits) - 1));
           ASSERT_EQ(double(pc.f[j]), neg ? -piece : piece) << x << " 2^" << e << " piece " << j;
         }
         ASSERT_EQ(pc.low_byte, uint32_t(neg ? u128(0) - mag : mag) & 0xffu) << x << " 2^" << e;
-        check_wide_residues<0, N>(x, e, mag, neg, pc);
+        check_wide_residues<0, N>(x, e, nearest, mag, neg, pc);
       }
     }
     check_wide_counts<N + 1>(rng);
@@ -319,9 +314,10 @@ TEST(Ozaki2Numerics, NormTermIsTheSquaredCeiling) {
   }
 }
 
-// The int64 form (up to 16 moduli) and the significand form (past it) of the rounded pieces agree with
-// the pieces of the rounded integer itself, at every shift that keeps |x| 2^e below 2^62, down to
-// those that round everything away, on normal, subnormal and extreme values.
+// The int64 form (up to 16 moduli) and the significand form (past it) of the pieces agree with the
+// pieces of the integer itself (rounded to nearest and truncated), at every shift that keeps |x| 2^e
+// below 2^62, down to those that round everything away (shifts of 54..62 and past 64 bits below the
+// significand), on normal, subnormal and extreme values.
 TEST(Ozaki2Numerics, RoundedPiecesEqualThePiecesOfTheRoundedInteger) {
   static_assert(nm::oz2_pieces(16) == 5 && nm::oz2_pieces(17) == 5, "five pieces in both forms");
   std::mt19937_64 rng(47);
@@ -333,14 +329,16 @@ TEST(Ozaki2Numerics, RoundedPiecesEqualThePiecesOfTheRoundedInteger) {
   for (const double x : xs) {
     int ex = 0;
     std::frexp(x, &ex);
-    for (int e : {61 - ex, 40 - ex, 13 - ex, 1 - ex, -ex, -1 - ex, -5 - ex}) {
+    for (int e : {61 - ex, 40 - ex, 13 - ex, 1 - ex, -ex, -1 - ex, -5 - ex, -60 - ex, -70 - ex})
+     for (bool nearest : {true, false}) {
       if (e > 1100 || e < -1100) continue;
-      const u128 mag = nearest_magnitude(x, e);
+      const u128 mag = oztest::integer_magnitude(x, e, nearest);
       const int64_t v = x < 0 ? -static_cast<int64_t>(mag) : static_cast<int64_t>(mag);
       const nm::Oz2Pieces<5> b = nm::oz2_pieces_of<5>(v);
-      const nm::Oz2Pieces<5> a = nm::oz2_pieces_nearest_for_count<16>(x, e);  // the int64 form
-      const nm::Oz2Pieces<5> w = nm::oz2_pieces_nearest_for_count<17>(x, e);  // the wide form, same domain
-      for (int j = 0; j < 5; ++j) ASSERT_EQ(nm::bits_of(a.f[j]) & 0x7fffffffu, nm::bits_of(b.f[j]) & 0x7fffffffu) << x << " 2^" << e;
+      const nm::Oz2Pieces<5> a = nm::oz2_pieces_for_count<16>(x, e, nearest);  // the int64 form
+      const nm::Oz2Pieces<5> w = nm::oz2_pieces_for_count<17>(x, e, nearest);  // the wide form, same domain
+      // Bit for bit: a zero piece is +0 whatever the sign (oz2_piece_float), the others carry x's sign.
+      for (int j = 0; j < 5; ++j) ASSERT_EQ(nm::bits_of(a.f[j]), nm::bits_of(b.f[j])) << x << " 2^" << e;
       for (int j = 0; j < 5; ++j) ASSERT_EQ(nm::bits_of(w.f[j]), nm::bits_of(a.f[j])) << x << " 2^" << e;
       ASSERT_EQ(a.low_byte, b.low_byte) << x << " 2^" << e;
       ASSERT_EQ(w.low_byte, b.low_byte) << x << " 2^" << e;
@@ -385,11 +383,14 @@ std::vector<double> run(int64_t m, int64_t n, int64_t k, const std::vector<doubl
 }
 }  // namespace
 
+// A' as step 1 forms it (rounded to nearest where the row's extra shift d >= 0, truncated where d < 0,
+// which 2 and 3 moduli reach at this depth: S > Q) keeps sum_l |A'||B'| <= Q, the CRT's range.
 TEST(Ozaki2Reference, ScalingKeepsProductsBelowQ) {
   std::mt19937_64 rng(42);
   const int64_t m = 12, n = 9, k = 400;
+  int truncated_rows = 0;
   for (double phi : {-1.0, 0.5, 4.0})
-    for (int moduli : {2, 6, 10, 16, 17, 20}) {
+    for (int moduli : {2, 3, 6, 10, 16, 17, 20}) {
       auto A = ref::random_matrix(m, k, phi, rng), B = ref::random_matrix(k, n, phi, rng);
       for (auto& v : A) v = std::ldexp(v, -20);  // scale-independence (GEMMul8's fast rule fails here)
       const auto a = ref::ozaki2_rows_of_op_a(Op::N, m, k, A.data(), m, moduli);
@@ -399,11 +400,32 @@ TEST(Ozaki2Reference, ScalingKeepsProductsBelowQ) {
         for (int64_t r = 0; r < m; ++r) {
           long double sum = 0;
           for (int64_t l = 0; l < k; ++l)
-            sum += std::fabs(std::trunc(std::ldexp(static_cast<long double>(A[size_t(r + l * m)]), a.shift[size_t(r)]))) *
-                   std::fabs(std::trunc(std::ldexp(static_cast<long double>(B[size_t(l + c * k)]), b.shift[size_t(c)])));
+            sum += static_cast<long double>(oztest::integer_magnitude(A[size_t(r + l * m)], a.shift[size_t(r)], a.nearest[size_t(r)])) *
+                   static_cast<long double>(oztest::integer_magnitude(B[size_t(l + c * k)], b.shift[size_t(c)], b.nearest[size_t(c)]));
           ASSERT_LE(sum, Q) << "phi=" << phi << " moduli=" << moduli;
         }
+      for (int64_t r = 0; r < m; ++r) truncated_rows += a.nearest[size_t(r)] ? 0 : 1;
     }
+  EXPECT_GT(truncated_rows, 0) << "some rows reach d < 0";
+}
+
+// Few moduli and a deep k give d < 0 (S > Q). Rounding to nearest there could push |A'| past
+// 2^d ceil(|a| 2^s0): every element 32.3125 at 2 moduli and k = 32750 rounds 0.5 up a digit and the
+// CRT wrapped (C = -1.3e8 against 3.4e7, found in review). Step 1 truncates where d < 0, so the
+// result stays within the documented bound.
+TEST(Ozaki2Reference, FewModuliDeepKTruncatesWhereTheShiftIsNegative) {
+  const int64_t m = 1, n = 1, k = 32750;
+  const std::vector<double> A(size_t(k), 32.3125), B(size_t(k), 32.3125);
+  for (int moduli : {2, 3}) {
+    const auto a = ref::ozaki2_rows_of_op_a(Op::N, m, k, A.data(), m, moduli);
+    EXPECT_EQ(a.nearest[0], moduli == 2 ? 0 : a.nearest[0]);
+    double C = oztest::marker_nan();
+    ref::ozaki2_dgemm(Op::N, Op::N, m, n, k, 1.0, A.data(), m, B.data(), k, 0.0, &C, m, moduli);
+    const double exact = double(k) * 32.3125 * 32.3125;  // 34194638.671875, exact
+    const std::vector<double> bound = ref::ozaki2_truncation_bound(Op::N, Op::N, m, n, k, A.data(), m, B.data(), k, moduli);
+    EXPECT_LE(std::fabs(C - exact), bound[0] + 2.02 * std::ldexp(exact, -53)) << moduli << " moduli: C " << C;
+    EXPECT_GE(C, 0.0) << moduli << " moduli: no wrap to the other sign";
+  }
 }
 
 TEST(Ozaki2Reference, IntegerInputsExact) {

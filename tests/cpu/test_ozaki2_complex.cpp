@@ -19,6 +19,7 @@
 #include "ozgemm/reference/ozaki2.hpp"
 #include "ozgemm/reference/ozaki2_complex.hpp"
 #include "ozgemm/reference/reference.hpp"
+#include "test_util.hpp"
 
 namespace nm = ozgemm::numerics;
 namespace ref = ozgemm::ref;
@@ -406,6 +407,27 @@ TEST(Ozaki2ComplexReference, AdversarialSignsStayWithinTheBoundAndNearIt) {
   }
 }
 
+// Few moduli and a deep k give d < 0 (S > Q), where step 1 truncates instead of rounding (rounding
+// there wrapped the CRT: 2 moduli, k = 28250, found in review): the result stays within the direct bound.
+TEST(Ozaki2ComplexReference, FewModuliDeepKTruncatesWhereTheShiftIsNegative) {
+  const int64_t m = 1, n = 1, k = 28250;
+  const std::vector<zcomplex> A(size_t(k), zcomplex(32.3125, 0.0)), B(size_t(k), zcomplex(32.3125, 0.0));
+  for (int moduli : {2, 3}) {
+    const nm::Ozaki2Constants& cst = nm::ozaki2_complex_constants(moduli);
+    const ref::Ozaki2ComplexOperand a = ref::ozaki2_complex_rows_of_op_a(ComplexOp::N, m, k, A.data(), m, cst);
+    if (moduli == 2) {
+      EXPECT_EQ(a.nearest[0], 0) << "d < 0 at 2 moduli";
+    }
+    const std::vector<zcomplex> C = run_2m(ComplexOp::N, ComplexOp::N, m, n, k, A, B, moduli);
+    const ref::ComplexAccurateResult acc = ref::accurate_zgemm(ComplexOp::N, ComplexOp::N, m, n, k, A.data(), m, B.data(), k);
+    const std::vector<double> err = ref::complex_errors(C.data(), m, acc);
+    const std::vector<double> bound =
+        ref::ozaki2_complex_error_bound(ComplexOp::N, ComplexOp::N, m, n, k, A.data(), m, B.data(), k, moduli);
+    EXPECT_LE(err[0], bound[0]) << moduli << " moduli: C " << C[0];
+    EXPECT_GE(C[0].real(), 0.0) << moduli << " moduli: no wrap to the other sign";
+  }
+}
+
 TEST(Ozaki2ComplexReference, AlphaBetaBlasSemantics) {
   std::mt19937_64 rng = seeded(8);
   const int64_t m = 4, n = 3, k = 20;
@@ -634,31 +656,24 @@ TEST(Ozaki2ComplexAccuracy, PerEntryRatioEqualsTheHostEvaluation) {
 
 // ---- The GPU kernels' integer and FP32 forms for the complex moduli (kernels/dgemm/ozaki2_complex.cu) ----
 namespace {
-// Modulus I.. N-1's residue of a = rnd(x 2^e) (nearest, ties away) from the FP32 pieces (the residue
-// kernel's form) against the reference's oz2_scaled_residue_nearest, and both against the exact
-// rounded value's residue (128-bit integers); the kernel's FP32 forward transform of the element
+// Modulus I.. N-1's residue of a = x 2^e as an integer (nearest with ties away, or truncated) from the
+// FP32 pieces (the residue kernel's form) against the reference's oz2_scaled_residue, and both against
+// the exact integer's residue (oztest::integer_magnitude, 128-bit); the kernel's FP32 forward transform of the element
 // x + i y (oz2c_forward_biased from both parts' pieces) against oz2c_forward of the reference's
 // residues; and sym_mod_i32 (the unfused reconstruction's int32 reduction) against sym_mod.
 using u128 = unsigned __int128;
-// |x| 2^e rounded to nearest, ties away from zero, independently of the code under test: below 2^53
-// the value and value + 1/2 are exact in long double (64-bit significand); from 2^53 on it is an
-// integer already.
-u128 nearest_magnitude(double x, int e) {
-  const long double v = std::ldexp(std::fabs(static_cast<long double>(x)), e);
-  return static_cast<u128>(v >= 0x1p53L ? v : std::floor(v + 0.5L));
-}
 int32_t exact_residue(u128 mag, bool neg, int p) {
   const int64_t r = static_cast<int64_t>(mag % u128(p));
   return nm::sym_mod(neg ? -r : r, p);
 }
 template <int I, int N, int W>
-void expect_kernel_residues(double x, double y, int e, const nm::Oz2Pieces<W>& pc, const nm::Oz2Pieces<W>& py,
-                            int32_t v32) {
+void expect_kernel_residues(double x, double y, int e, bool nearest, const nm::Oz2Pieces<W>& pc,
+                            const nm::Oz2Pieces<W>& py, int32_t v32) {
   if constexpr (I < N) {
     constexpr int P = nm::kComplexModuliTable[I];
-    const int32_t ur = nm::oz2_scaled_residue_nearest(x, e, P), ui = nm::oz2_scaled_residue_nearest(y, e, P);
-    ASSERT_EQ(ur, exact_residue(nearest_magnitude(x, e), x < 0, P)) << x << " 2^" << e << " mod " << P;
-    ASSERT_EQ(ui, exact_residue(nearest_magnitude(y, e), y < 0, P)) << y << " 2^" << e << " mod " << P;
+    const int32_t ur = nm::oz2_scaled_residue(x, e, P, nearest), ui = nm::oz2_scaled_residue(y, e, P, nearest);
+    ASSERT_EQ(ur, exact_residue(oztest::integer_magnitude(x, e, nearest), x < 0, P)) << x << " 2^" << e << " mod " << P;
+    ASSERT_EQ(ui, exact_residue(oztest::integer_magnitude(y, e, nearest), y < 0, P)) << y << " 2^" << e << " mod " << P;
     ASSERT_EQ(nm::oz2_unbias(nm::oz2_residue_biased<P>(pc.f)), ur)
         << x << " 2^" << e << " mod " << P << " at " << N << " moduli";
     const nm::Oz2cPlanes want = nm::oz2c_forward(ur, ui, nm::oz2c_modulus(I));
@@ -666,7 +681,7 @@ void expect_kernel_residues(double x, double y, int e, const nm::Oz2Pieces<W>& p
     ASSERT_EQ(nm::oz2_unbias(got.x0), want.x0) << x << " + i " << y << " 2^" << e << " mod " << P << " at " << N;
     ASSERT_EQ(nm::oz2_unbias(got.x1), want.x1) << x << " + i " << y << " 2^" << e << " mod " << P << " at " << N;
     ASSERT_EQ(nm::sym_mod_i32<P>(v32), nm::sym_mod(v32, P)) << v32 << " mod " << P;
-    expect_kernel_residues<I + 1, N>(x, y, e, pc, py, v32);
+    expect_kernel_residues<I + 1, N>(x, y, e, nearest, pc, py, v32);
   }
 }
 template <int N>
@@ -688,16 +703,17 @@ void check_kernel_residues(std::mt19937_64& rng) {
       double y = t % 7 == 0 ? 0.0 : std::ldexp(u(rng), by - e);
       if (rng() & 1) y = -y;
       const auto v32 = static_cast<int32_t>(static_cast<uint32_t>(rng()));
-      const nm::Oz2Pieces<nm::oz2_pieces(N)> px = nm::oz2_pieces_nearest_for_count<N>(x, e),
-                                             py = nm::oz2_pieces_nearest_for_count<N>(y, e);
-      // The pieces are the 14-bit windows of the rounded magnitude with the value's sign.
-      const u128 mag = nearest_magnitude(x, e);
+      const bool nearest = t % 3 != 0;  // both of step 1's roundings (oz2_rounds_to_nearest)
+      const nm::Oz2Pieces<nm::oz2_pieces(N)> px = nm::oz2_pieces_for_count<N>(x, e, nearest),
+                                             py = nm::oz2_pieces_for_count<N>(y, e, nearest);
+      // The pieces are the 14-bit windows of the integer's magnitude with the value's sign.
+      const u128 mag = oztest::integer_magnitude(x, e, nearest);
       ASSERT_LT(mag, u128(1) << kBits);
       for (int j = 0; j < nm::oz2_pieces(N); ++j) {
         const double piece = double(uint32_t(mag >> (nm::kOz2PieceBits * j)) & ((1u << nm::kOz2PieceBits) - 1));
         ASSERT_EQ(double(px.f[j]), x < 0 ? -piece : piece) << x << " 2^" << e << " piece " << j << " at " << N;
       }
-      expect_kernel_residues<0, N>(x, y, e, px, py, v32);
+      expect_kernel_residues<0, N>(x, y, e, nearest, px, py, v32);
     }
     check_kernel_residues<N + 1>(rng);
   }

@@ -26,6 +26,23 @@ inline double from_bits(uint64_t u) {
 }
 inline bool same_bits(double a, double b) { return bits(a) == bits(b); }
 
+// |x| 2^e as an integer, rounded to nearest with ties away from zero or truncated, in 128-bit integer
+// arithmetic on x's significand (independent of numerics::scaled_significand_integer, which the tests
+// check against it). Precondition: |x| 2^e < 2^127.
+inline unsigned __int128 integer_magnitude(double x, int e, bool nearest) {
+  using u128 = unsigned __int128;
+  const uint64_t u = bits(x);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  const u128 mant = (u & 0x000fffffffffffffull) | (biased ? (uint64_t(1) << 52) : 0);
+  const int q = (biased ? biased - 1075 : -1074) + e;  // |x| 2^e = mant 2^q
+  if (mant == 0) return 0;
+  if (q >= 0) return mant << q;
+  const int sh = -q;
+  if (sh >= 64) return 0;  // mant < 2^53 <= 2^(sh - 1): below one half
+  const u128 floor_part = mant >> sh, rest = mant - (floor_part << sh), half = u128(1) << (sh - 1);
+  return floor_part + (nearest && rest >= half ? 1 : 0);
+}
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // A NaN with a recognisable payload, used to poison outputs and padding.

@@ -165,7 +165,8 @@ OZGEMM_HD int slices_lower_bound(int32_t q_max_rows, int32_t q_max_cols) {
 // of N's constants (ozaki2.hpp; S from the same sigma), likewise t_c = sigma_c - 1 + d_c. With
 // A~ = 2^-s A' the row rounded to nearest (e_a = |a - a~| <= 2^-s / 2, a~ = a when the row is exact at
 // s: oz2_row_exact; |a~| <= |a| + e_a) and A'B' computed exactly (the moduli's product covers it by the
-// scaling: |rnd(y)| <= ceil|y|, which S sums):
+// scaling: for d >= 0, |rnd(y)| <= 2^d ceil(|a| 2^s0), which S sums; a row with d < 0 truncates
+// instead, e_a < 2^-s and |a~| <= |a|: oz2_rounds_to_nearest, oz2_side):
 //   |AB - A~B~| <= sum_l e_a |b| + |a| e_b + e_a e_b
 //              <= ([row not exact] 2^-s ||b_c||_1 + [col not exact] 2^-t ||a_r||_1) / 2 + [both not exact] 2^-(s+t) k / 4,
 // and the reconstruction y of A'B' is within u (2.02 |A'B'| + recon_abs_u); scaling y by
@@ -200,8 +201,10 @@ OZGEMM_HD bool oz2_reconstruction_normal(int64_t scale_sum) { return scale_sum <
 // R2(N) in parts, so that a pass over all entries and counts does one division per entry: per row
 // (column) and count, its side x = [!exact] 2^(53 - kUnitBits - d) (T2's factor of the other side's
 // U; the complex scheme's times fl(sqrt2)), y = 2^(1 - d), d and recon_add = [!exact] the rounding's
-// cross term (oz2_rounding_cross(k), used on the column's side); per entry inv_P = 1 / P rounded (0
-// for P = 0). Every power of two is normal (d in [kOz2ShiftMin, kOz2ShiftMax]), x y products too; the
+// cross term (oz2_rounding_cross(k), used on the column's side). A side that truncates (d < 0:
+// oz2_rounds_to_nearest) has twice the error: x = 2^(54 - kUnitBits - d), and its recon_add twice the
+// cross term (a rounded row's e_a times a truncated column's e_b < 2^-t). Per entry inv_P = 1 / P
+// rounded (0 for P = 0). Every power of two is normal (d in [kOz2ShiftMin, kOz2ShiftMax]), x y products too; the
 // roundings of U, 1/P, the sums and recon_abs_u + recon_add are covered by R2's (1 + 2^-40).
 struct Oz2Side {
   double x, y;
@@ -209,9 +212,9 @@ struct Oz2Side {
   double recon_add = 0.0;  // added to recon_abs_u on this side's (the column's) term: the rounding's cross term
 };
 OZGEMM_HD Oz2Side oz2_side(int32_t q, int32_t d, double rounding_cross, double x_factor = 1.0) {
-  const bool exact = oz2_row_exact(q, d);
-  return Oz2Side{exact ? 0.0 : mul_rn(pow2_normal(53 - kUnitBits - d), x_factor), pow2_normal(1 - d), d,
-                 exact ? 0.0 : rounding_cross};
+  const bool exact = oz2_row_exact(q, d), nearest = oz2_rounds_to_nearest(d);
+  return Oz2Side{exact ? 0.0 : mul_rn(pow2_normal((nearest ? 53 : 54) - kUnitBits - d), x_factor), pow2_normal(1 - d), d,
+                 exact ? 0.0 : nearest ? rounding_cross : mul_rn(rounding_cross, 2.0)};
 }
 // The cross term k / 4 in units of u: k 2^51 (exact: k < 2^53).
 OZGEMM_HD double oz2_rounding_cross(int64_t k) { return mul_rn(int64_to_double_rn(k), 0x1p51); }

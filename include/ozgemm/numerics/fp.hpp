@@ -171,12 +171,13 @@ OZGEMM_HD ScaledSignificand scaled_significand(double x, int e) {
   return {biased ? (frac | (1ull << 52)) : frac, (biased ? biased - 1075 : -1074) + e};
 }
 
-// |x| 2^e rounded to the nearest integer, ties away from zero (floor(|x| 2^e + 1/2)), as mant 2^p
-// with p >= 0, exactly: where p < 0, floor((floor(|x| 2^(e+1)) + 1) / 2) = floor(|x| 2^e + 1/2).
-// Never above ceil(|x| 2^e); at most 1/2 from |x| 2^e, and at most |x| 2^e (0 below 1/2).
-OZGEMM_HD ScaledSignificand scaled_significand_nearest(double x, int e) {
+// |x| 2^e as an integer, mant 2^p with p >= 0, exactly: rounded to the nearest (ties away from zero,
+// floor(|x| 2^e + 1/2): where p < 0, floor((floor(|x| 2^(e+1)) + 1) / 2)) or truncated (floor(|x| 2^e)).
+// The nearest is never above ceil(|x| 2^e) and at most 1/2 from |x| 2^e (rnd(0.6) = 1 > 0.6).
+OZGEMM_HD ScaledSignificand scaled_significand_integer(double x, int e, bool nearest) {
   const ScaledSignificand s = scaled_significand(x, e);
   if (s.p >= 0) return s;
+  if (!nearest) return {s.p <= -64 ? 0 : s.mant >> (-s.p), 0};
   const uint64_t twice = s.p <= -64 ? 0 : s.mant >> (-s.p - 1);  // floor(|x| 2^(e+1)) < 2^53
   return {(twice + 1) >> 1, 0};
 }

@@ -5,7 +5,8 @@
 // The scheme, for N moduli p_0 .. p_{N-1} (pairwise coprime, <= 256), P = prod p_i:
 //   1. Scaling. Row r of op(A) gets the power of two 2^s_r, column c of op(B) 2^t_c, and
 //      A'_rl = rnd(a_rl 2^s_r), B'_lc = rnd(b_lc 2^t_c), rounded to nearest with ties away from zero
-//      (scaled_significand_nearest; |rnd(y)| <= ceil|y|), are integers (below 2^(4N - 1): int64 up
+//      where the row's extra shift d >= 0, truncated where d < 0 (oz2_rounds_to_nearest), are integers
+//      (below 2^(4N - 1): int64 up
 //      to 16 moduli, past int64 from 17 on, where they exist only as x 2^e, oz2_wide) with
 //      |A'||B'| <= Q = floor((P - 1) / 4) entrywise (one spare bit below P/2, so the CRT's rounded
 //      quotient below can never pick the wrong multiple of P). The rule (integer Cauchy-Schwarz,
@@ -53,8 +54,8 @@ constexpr bool oz2_moduli_within_2_8() {
 }
 static_assert(oz2_moduli_within_2_8(), "oz2_operand_bits: every p_i <= 2^8");
 // Counts whose A', B' may pass int64 (n >= 17). They are never formed as integers: the kernels cut
-// pieces from the rounded significand (oz2_pieces_nearest_for_count), the host reference takes
-// residues from it (oz2_scaled_residue_nearest). Up to 16 moduli the kernels keep the int64 form.
+// pieces from the significand (oz2_pieces_for_count), the host reference takes residues from it
+// (oz2_scaled_residue). Up to 16 moduli the kernels keep the int64 form.
 OZGEMM_HD constexpr bool oz2_wide(int n) { return oz2_operand_bits(n) > 63; }
 // Depth of one exact int32 product of residues: 128^2 k <= 2^31 - 1.
 constexpr int64_t kOz2ChunkK = 131056;  // multiple of 16, <= 131071
@@ -173,13 +174,19 @@ template <int W>
 OZGEMM_HD Oz2Pieces<W> oz2_pieces_of(int64_t a) {
   return oz2_pieces_from<W>(a < 0 ? uint64_t(0) - static_cast<uint64_t>(a) : static_cast<uint64_t>(a), a < 0);
 }
-// The pieces of a = rnd(x 2^e), x 2^e rounded to the nearest integer (ties away from zero:
-// scaled_significand_nearest), for finite x and |a| < 2^(14 N's pieces): the kernels' A' (step 1;
+// Step 1's rounding of a row at extra shift d: to nearest where d >= 0, else truncation. The range
+// rests on |A'| <= 2^d ceil(|a| 2^s0) (S sums those ceilings squared): for d >= 0 the right side is an
+// integer >= |a| 2^s, so the nearest integer stays under it; for d < 0 it may not be one (|a| 2^s = 1/2
+// rounds to 1 > 2^-6 32), and the truncation, never above |a| 2^s, keeps the range. d < 0 means S > Q:
+// few moduli and a deep k (FIXED mode; FP64 mode never certifies such a count).
+OZGEMM_HD constexpr bool oz2_rounds_to_nearest(int d) { return d >= 0; }
+// The pieces of a = x 2^e as an integer (nearest, ties away from zero, or truncated:
+// scaled_significand_integer), for finite x and |a| < 2^(14 N's pieces): the kernels' A' (step 1;
 // the complex scheme's parts too). Up to 16 moduli a < 2^63 fits the int64 form's constant shifts;
 // past it the pieces come from the significand by one shift each.
 template <int N>
-OZGEMM_HD Oz2Pieces<oz2_pieces(N)> oz2_pieces_nearest_for_count(double x, int e) {
-  const ScaledSignificand s = scaled_significand_nearest(x, e);
+OZGEMM_HD Oz2Pieces<oz2_pieces(N)> oz2_pieces_for_count(double x, int e, bool nearest) {
+  const ScaledSignificand s = scaled_significand_integer(x, e, nearest);
   const bool neg = (bits_of(x) >> 63) != 0;
   if constexpr (oz2_wide(N)) {
     return oz2_pieces_shifted<oz2_pieces(N)>(s.mant, s.p, neg);
@@ -281,10 +288,10 @@ inline int32_t oz2_signed_scaled_residue(uint64_t mant, int q, bool neg, int32_t
   const int64_t v = static_cast<int64_t>(r);
   return sym_mod(neg ? -v : v, p);
 }
-// sym_mod(rnd(x 2^e), p), rnd to the nearest integer, ties away from zero (scaled_significand_nearest),
+// sym_mod of x 2^e as an integer (nearest, ties away from zero, or truncated: scaled_significand_integer),
 // for finite x and any magnitude: the host reference's residues (real and complex schemes).
-inline int32_t oz2_scaled_residue_nearest(double x, int e, int32_t p) {
-  const ScaledSignificand s = scaled_significand_nearest(x, e);
+inline int32_t oz2_scaled_residue(double x, int e, int32_t p, bool nearest) {
+  const ScaledSignificand s = scaled_significand_integer(x, e, nearest);
   return oz2_signed_scaled_residue(s.mant, s.p, (bits_of(x) >> 63) != 0, p);
 }
 

@@ -11,8 +11,8 @@
 //      finite parts, S_r = sum_l oz2_norm_term(ar_l, sigma_r - 1) + oz2_norm_term(ai_l, sigma_r - 1)
 //      (the real scheme's S of the 2k parts), d_r = oz2_extra_shift(S_r) in the complex constants'
 //      limits. A'r = rnd(ar 2^s), A'i = rnd(ai 2^s), rnd to the nearest integer, ties away from zero
-//      (scaled_significand_nearest: |rnd(y)| <= ceil|y|, so S still bounds the norm; half the real
-//      scheme's truncation error, which the bound below counts). Then ||A'_r||_2^2 = sum (A'r^2 + A'i^2) <= Q,
+//      (scaled_significand_integer; truncated where d < 0: oz2_rounds_to_nearest), so S still bounds
+//      the norm; half the truncation's error, which the bound below counts. Then ||A'_r||_2^2 = sum (A'r^2 + A'i^2) <= Q,
 //      likewise for column c of op(B), and entrywise (Cauchy-Schwarz twice)
 //        |Re(A'B')|, |Im(A'B')| <= sum_l |A'_l||B'_l| <= ||A'_r|| ||B'_c|| <= Q.
 //   2. Residues. ur = sym_p(A'r), ui = sym_p(A'i); op C (conjugate transpose) negates ui. The 2M
@@ -141,7 +141,7 @@ OZGEMM_HD float oz2c_sym_mod_float(float t) {
   const float q = add_rn(fma_rn(t, 1.0f / static_cast<float>(P), kOz2Magic), -kOz2Magic);
   return fma_rn(-q, static_cast<float>(P), t);
 }
-// Forward, modulus I, from the FP32 pieces of A'r and A'i (oz2_pieces_nearest_for_count): t_re, t_im as
+// Forward, modulus I, from the FP32 pieces of A'r and A'i (oz2_pieces_for_count): t_re, t_im as
 // oz2_residue_biased sums them (|t| <= oz2_piece_sum_bound(P, n), t = A' mod P), ui = sym_P(t_im),
 // a = t_re +- j ui (exact: |a| < 2^23, oz2c_forward_sums_below_2_23), x = oz2_sym_mod_biased(a): the
 // planes of oz2c_forward(sym_P(A'r), sym_P(A'i)) as r + M (low byte: the int8; oz2_unbias: the int32).
@@ -349,7 +349,8 @@ OZGEMM_HD MagnitudeTerms oz2c_magnitude_terms(double re, double im, int32_t sigm
   return t;
 }
 // The bound. With a~ = 2^-s A' rounded to nearest (e_a = |a - a~| <= (sqrt2/2) 2^-s, 0 when the row is
-// exact at s; |a~| <= |a| + e_a) and A'B' exact in Z[i] (step 1's range):
+// exact at s; |a~| <= |a| + e_a; a row with d < 0 truncates: e_a < sqrt2 2^-s, |a~| <= |a|, and
+// oz2_side doubles its x and its cross term) and A'B' exact in Z[i] (step 1's range):
 //   |AB - A~B~| = |e_a-terms| <= sum_l e_a |b| + |a| e_b + e_a e_b
 //              <= (sqrt2/2) ([!ex_r] 2^-s ||b||_1 + [!ex_c] 2^-t ||a||_1) + [!ex_r][!ex_c] 2^-(s+t) k / 2,
 // and each part y of the reconstruction is within u (2.02 |part| + recon_abs_u), so the complex error

@@ -15,6 +15,7 @@ struct Ozaki2Operand {
   int64_t rows = 0, k = 0;
   int moduli = 0;
   std::vector<int32_t> shift;      // s (the power of two applied), per row
+  std::vector<uint8_t> nearest;    // 1: A' rounded to nearest, 0: truncated (extra shift d < 0: oz2_rounds_to_nearest)
   std::vector<uint8_t> nonfinite;  // 1: the row holds Inf/NaN
   std::vector<int8_t> residues;    // moduli x rows x k: residue i of A'(r, l) at (i * rows + r) * k + l
 };

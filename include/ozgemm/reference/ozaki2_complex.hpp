@@ -33,6 +33,7 @@ struct Ozaki2ComplexOperand {
   int64_t rows = 0, k = 0;
   int moduli = 0;
   std::vector<int32_t> shift;      // s = sigma - 1 + d, per row
+  std::vector<uint8_t> nearest;    // 1: A' rounded to nearest, 0: truncated (d < 0: oz2_rounds_to_nearest)
   std::vector<uint8_t> nonfinite;  // 1: the row holds Inf/NaN in either part
   std::vector<int8_t> re, im;      // moduli x rows x k: residue i of A'(r, l) at (i * rows + r) * k + l
 };
@@ -49,8 +50,9 @@ void ozaki2_complex_reference(ComplexOp transa, ComplexOp transb, int64_t m, int
 
 // The scheme's per-entry error bound at `moduli` from the actual sums (m x n column-major; for every
 // finite entry, whatever its statistics): |acc - (AB)_rc| (complex modulus, before alpha/beta) <=
-//   (sqrt2/2) (2^-s sum_l |b_l| + 2^-t sum_l |a_l|) + 2^-(s+t) (sqrt2 recon_abs_u u + k/2) + 2.02 u (|A||B|)_rc
-// (A' rounded to nearest: each part within 1/2 of a 2^s, hence the cross term k/2).
+//   e_a 2^-s sum_l |b_l| + e_b 2^-t sum_l |a_l| + 2^-(s+t) (sqrt2 recon_abs_u u + k) + 2.02 u (|A||B|)_rc,
+// e = sqrt2/2 for a row (column) rounded to nearest, sqrt2 for one truncated (d < 0); the cross term is
+// at most k 2^-(s+t).
 std::vector<double> ozaki2_complex_error_bound(ComplexOp transa, ComplexOp transb, int64_t m, int64_t n, int64_t k,
                                                const zcomplex* A, int64_t lda, const zcomplex* B, int64_t ldb,
                                                int moduli);
@@ -74,8 +76,8 @@ ComplexAccurateResult accurate_zgemm(ComplexOp transa, ComplexOp transb, int64_t
 std::vector<double> complex_errors(const zcomplex* C, int64_t ldc, const ComplexAccurateResult& ref);
 
 // The FP64 mode's statistics of a complex operand (numerics/ozaki2_complex.hpp, "The accuracy
-// contract"): the real ones over the 2k parts, with mag holding the complex magnitude digits
-// max(floor|ar'|, floor|ai'|) (rows x k).
+// contract"): the real ones over the 2k parts (shift, flag, q, S), with U and mag (rows x k) from each
+// element's oz2c_magnitude_terms (the complex modulus where it bounds it).
 OperandStats complex_stats_rows_of_op_a(ComplexOp transa, int64_t m, int64_t k, const zcomplex* A, int64_t lda);
 OperandStats complex_stats_cols_of_op_b(ComplexOp transb, int64_t k, int64_t n, const zcomplex* B, int64_t ldb);
 // R2c(N) of every entry (m x n column-major; P from magnitude_product); entries whose row or column
