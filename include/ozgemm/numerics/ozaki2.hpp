@@ -26,8 +26,9 @@
 //      A'B' to 2 ulps plus an absolute term of the constants' size (oz2_reconstruction_error). Then C = alpha * (y 2^-(s_r + t_c)) + beta * C (ozaki1.hpp's
 //      apply_alpha_beta order); rows or columns with Inf/NaN take Ozaki-I's special path.
 // The error comes from step 1 only (the products are exact): per entry
-//   |AB - 2^-(s+t) A'B'| <= (2^-s sum_l |b_l| + 2^-t sum_l |a_l|) / 2 + 2^-(s+t) k / 4, plus y's ulps
-// (docs/numerics.md, "Ozaki-II"; until 2026-11-26 A' was truncated, twice the first term).
+//   |AB - 2^-(s+t) A'B'| <= (2^-s sum_l |b_l| + 2^-t sum_l |a_l|) / 2 + 2^-(s+t) k / 4, plus y's ulps,
+// a truncated side (d < 0) counting its term in full and the cross term up to k / 2 (docs/numerics.md,
+// "Ozaki-II"; until 2026-11-26 A' was truncated everywhere).
 #pragma once
 
 #include <cstdint>
@@ -300,8 +301,9 @@ inline int32_t oz2_scaled_residue(double x, int e, int32_t p, bool nearest) {
 // (Ozaki2Constants::limit, kOz2Limits entries, non-increasing).
 // The table is non-increasing, so "S <= limit[d]" holds on a prefix of the d range: a binary search
 // (7 steps over the 121 entries) gives the same d as the linear walk from kOz2ShiftMin, which the
-// residue kernels' row threads ran before each tile's barrier (~90 steps at 16-17 moduli: 45% of
-// the complex residue pass's stall cycles, ncu, H100; tests/cpu/test_ozaki2.cpp checks the two agree).
+// residue kernels' row threads ran before each tile's barrier (~90 steps at 16-17 moduli, where ncu
+// put 41% of the complex pass's stall samples; the search took it 1.83 -> 1.64 ms, H100;
+// tests/cpu/test_ozaki2.cpp checks the two agree).
 OZGEMM_HD int oz2_extra_shift(int64_t S, const int64_t* limit) {
   int lo = kOz2ShiftMin, hi = kOz2ShiftMax;  // the answer lies in [lo, hi]
   while (lo < hi) {
