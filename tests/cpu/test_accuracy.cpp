@@ -397,6 +397,16 @@ TEST(Ozaki2Accuracy, RatioRefusesWithoutALowerBoundAndNeverGoesBelowTheReconstru
   EXPECT_EQ(exact_col.recon_add, 0.0);
   EXPECT_EQ(inexact_col.recon_add, std::ldexp(4096.0, 51));
   EXPECT_EQ(nm::oz2_recon_y(1e9, exact_col), 1e9 * std::ldexp(1.0, 1 - 30));
+  // A side that truncates (extra shift d < 0: few moduli, deep k) counts the full unit and twice the
+  // cross term; one that rounds (d >= 0) half the unit.
+  EXPECT_FALSE(nm::oz2_rounds_to_nearest(-1));
+  EXPECT_TRUE(nm::oz2_rounds_to_nearest(0));
+  const nm::Oz2Side truncated = nm::oz2_side(9, -3, nm::oz2_rounding_cross(4096));
+  const nm::Oz2Side rounded = nm::oz2_side(9, 3, nm::oz2_rounding_cross(4096));
+  EXPECT_EQ(truncated.x, std::ldexp(1.0, 54 - nm::kUnitBits + 3));
+  EXPECT_EQ(truncated.recon_add, std::ldexp(4096.0, 52));
+  EXPECT_EQ(rounded.x, std::ldexp(1.0, 53 - nm::kUnitBits - 3));
+  EXPECT_EQ(rounded.recon_add, std::ldexp(4096.0, 51));
   // oz2_row_exact is implied by the digits: 8 (q - 1) <= d - 1.
   EXPECT_TRUE(nm::oz2_row_exact(1, 1));
   EXPECT_FALSE(nm::oz2_row_exact(1, 0));

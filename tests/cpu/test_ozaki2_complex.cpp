@@ -629,6 +629,22 @@ TEST(Ozaki2ComplexAccuracy, DecisionPicksTheSmallestCountMeetingTheBound) {
   EXPECT_EQ(ref::decide_complex_moduli(ComplexOp::N, ComplexOp::N, 3, 3, 2, A.data(), 3, B.data(), 2).moduli, 0);
 }
 
+// The complex sides: the real ones times fl(sqrt2), the cross term k 2^52 (rounded column) or k 2^53
+// (truncated column, d < 0), none on an exact side.
+TEST(Ozaki2ComplexAccuracy, SidesScaleTheRealOnesAndCarryTheCrossTerm) {
+  const double cross = nm::oz2c_rounding_cross(4096);
+  EXPECT_EQ(cross, std::ldexp(4096.0, 52));
+  const nm::Oz2Side rounded = nm::oz2c_side(9, 3, cross), truncated = nm::oz2c_side(9, -3, cross);
+  const nm::Oz2Side exact = nm::oz2c_side(1, 3, cross);
+  EXPECT_EQ(rounded.x, nm::mul_rn(std::ldexp(1.0, 53 - nm::kUnitBits - 3), nm::kSqrt2Up));
+  EXPECT_EQ(truncated.x, nm::mul_rn(std::ldexp(1.0, 54 - nm::kUnitBits + 3), nm::kSqrt2Up));
+  EXPECT_EQ(rounded.recon_add, cross);
+  EXPECT_EQ(truncated.recon_add, 2 * cross);
+  EXPECT_EQ(exact.x, 0.0);
+  EXPECT_EQ(exact.recon_add, 0.0);
+  EXPECT_GT(nm::kSqrt2Up * nm::kSqrt2Up, 2.0);  // fl(sqrt2) rounds up
+}
+
 TEST(Ozaki2ComplexAccuracy, PerEntryRatioEqualsTheHostEvaluation) {
   // oz2c_entry_ratio (what a GPU pass evaluates per entry) against oz2c_entry_ratios, bit for bit.
   std::mt19937_64 rng = seeded(606);
