@@ -91,9 +91,9 @@ __global__ void __launch_bounds__(kThreads, 6) oz2_residues_kernel(OperandView v
   tile::load(v, at, t);
   if (threadIdx.x < tile::kRows && r0 + threadIdx.x < rows_pad) {
     const int64_t r = r0 + threadIdx.x;
-    const int d = nm::oz2_extra_shift(S[r], c);
-    row_sft[threadIdx.x] = shift[r] - 1 + d;
-    row_nearest[threadIdx.x] = nm::oz2_rounds_to_nearest(d);
+    const nm::Oz2RowScaling rs = nm::oz2_row_scaling(shift[r] - 1, S[r], c);
+    row_sft[threadIdx.x] = rs.shift;
+    row_nearest[threadIdx.x] = rs.nearest;
     if (l0 == 0) sft[r] = row_sft[threadIdx.x];
   }
   __syncthreads();

@@ -276,9 +276,9 @@ __global__ void __launch_bounds__(kTileThreads, 4) oz2c_residues_kernel(ComplexO
   load_tile(v, at, t);
   if (threadIdx.x < kTileRows && at.r0 + threadIdx.x < rows_pad) {
     const int64_t r = at.r0 + threadIdx.x;
-    const int d = nm::oz2_extra_shift(S[r], c);
-    row_sft[threadIdx.x] = shift[r] - 1 + d;
-    row_nearest[threadIdx.x] = nm::oz2_rounds_to_nearest(d);
+    const nm::Oz2RowScaling rs = nm::oz2_row_scaling(shift[r] - 1, S[r], c);
+    row_sft[threadIdx.x] = rs.shift;
+    row_nearest[threadIdx.x] = rs.nearest;
     if (at.l0 == 0) sft[r] = row_sft[threadIdx.x];
   }
   __syncthreads();

@@ -72,9 +72,9 @@ Ozaki2ComplexOperand scale(int64_t rows, int64_t k, const nm::Ozaki2Constants& c
         const double v = part(r, t);
         if (nm::is_finite(v)) S += nm::oz2_norm_term(v, s0);
       }
-      const int d = nm::oz2_extra_shift(S, c);
-      const int32_t s = s0 + d;
-      const bool nearest = nm::oz2_rounds_to_nearest(d);
+      const nm::Oz2RowScaling rs = nm::oz2_row_scaling(s0, S, c);
+      const int32_t s = rs.shift;
+      const bool nearest = rs.nearest;
       o.shift[size_t(r)] = s;
       o.nearest[size_t(r)] = nearest;
       o.nonfinite[size_t(r)] = row.nonfinite;

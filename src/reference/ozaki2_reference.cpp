@@ -37,9 +37,9 @@ Ozaki2Operand scale(int64_t rows, int64_t k, int moduli, Get get) {
         const double v = get(r, l);
         if (nm::is_finite(v)) S += nm::oz2_norm_term(v, s0);
       }
-      const int d = nm::oz2_extra_shift(S, c);
-      const int32_t s = s0 + d;
-      const bool nearest = nm::oz2_rounds_to_nearest(d);
+      const nm::Oz2RowScaling rs = nm::oz2_row_scaling(s0, S, c);
+      const int32_t s = rs.shift;
+      const bool nearest = rs.nearest;
       o.shift[r] = s;
       o.nearest[r] = nearest;
       o.nonfinite[r] = row.nonfinite;

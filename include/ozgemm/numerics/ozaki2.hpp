@@ -317,6 +317,18 @@ OZGEMM_HD int oz2_extra_shift(int64_t S, const int64_t* limit) {
   return lo;
 }
 OZGEMM_HD int oz2_extra_shift(int64_t S, const Ozaki2Constants& c) { return oz2_extra_shift(S, c.limit); }
+// A row's step-1 scaling at a count, the one rule the residue kernels and the host references share:
+// s = s0 + d with d = oz2_extra_shift(S) (s0 = sigma - 1, sigma = shift_from_max of the row's largest
+// magnitude; S the row's norm at s0, oz2_norm_term), A' = a 2^s rounded to nearest where d >= 0 and
+// truncated where d < 0 (oz2_rounds_to_nearest).
+struct Oz2RowScaling {
+  int32_t shift;  // s: A' = a 2^s
+  bool nearest;   // A' rounded to nearest (ties away from zero), else truncated
+};
+OZGEMM_HD Oz2RowScaling oz2_row_scaling(int32_t s0, int64_t S, const Ozaki2Constants& c) {
+  const int d = oz2_extra_shift(S, c);
+  return {s0 + d, oz2_rounds_to_nearest(d)};
+}
 
 // A row's term of S: ceil(|x| 2^s0)^2 with s0 = shift_from_max(row max) - 1 (<= 64^2).
 // Where |x| 2^s0 < 2^21 (always, under the row's own s0) in 32-bit steps: the norms pass and the
