@@ -260,7 +260,11 @@ __device__ uint32_t oz2_live_counts(const BoundArgs& a) {
   return ~*reinterpret_cast<volatile const uint32_t*>(&a.result->oz2_dead) & ((1u << nm::kModuliWindow) - 1u);
 }
 
-__global__ void __launch_bounds__(kOz2BoundRows) oz2_bound_kernel(Oz2BoundArgs a2) {
+// 8 blocks an SM (64 registers; the shared memory allows 8 too): at 5 (96 registers, 20% achieved
+// occupancy) the pass waited on dependent FP64 latencies, 400 us at 8192^3; at 8, 281 us (16384^2 x 4096:
+// 1510 -> 1070 us; ncu, H100, bench/results/2026-11-26-h100-row-scaling-and-remeasure). Skipping the
+// exact reciprocal where an entry cannot raise the thread's maximum did not help at 5 blocks (404 us).
+__global__ void __launch_bounds__(kOz2BoundRows, 8) oz2_bound_kernel(Oz2BoundArgs a2) {
   constexpr int W = nm::kModuliWindow;
   const BoundArgs& a = a2.base;
   __shared__ Oz2BoundShared sh;

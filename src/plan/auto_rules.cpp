@@ -67,6 +67,12 @@ constexpr double kOzaki2DecisionProducts = 3.4;
 // 8192-wide outputs now reach k = 16384. max_moduli: the largest count measured (or, where marked
 // "predicted", extrapolated from these rates) to beat native with the decision included; a larger
 // count meeting the bound runs native.
+// 8192-wide outputs at 4096 <= k < 8192 (2026-11-26, bench/results/2026-11-26-h100-row-scaling-and-
+// remeasure/call 4, FP64 mode with the variant set, the decision included, 5 rounds): 8192^2 x 4096
+// phi 0.5 / -1 1.06 / 1.04x at 16 moduli, phi 1 0.95x at 18; 12288^2 x 4096 phi 0.5 1.15x at 16; 4096^3
+// 0.83x (stays native). So up to 16 moduli there: data that need more (phi 1's sample already needs 17)
+// go native after the sample (Fp64Decision: the sample's fewest count past the rule), not after the
+// full decision.
 struct HopperOzaki2Rule {
   int64_t min_mn, min_k, max_k;  // min(m, n) at least, k in [min_k, max_k]
   int max_moduli;
@@ -75,6 +81,7 @@ constexpr HopperOzaki2Rule kHopperOzaki2Rules[] = {
     {8192, 8192, 16384, 18},
     {16384, 8192, 16384, 20},  // 20 predicted: FIXED 1.23x at 16384^3 before a 14-16 ms decision
     {16384, 4096, 8191, 18},
+    {8192, 4096, 8191, 16},
 };
 
 // Effective product rates (TFLOPS x products) of the best measured Hopper variants, for ranking:

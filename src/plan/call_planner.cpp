@@ -6,8 +6,8 @@
 //      reading data;
 //   1. with at least DecisionPolicy::kOz2SampleMinRows rows, a sample: the candidates' bounds over
 //      the leading block of C from its rows and columns alone; where every moduli count fails there,
-//      Ozaki-II drops out, where an entry needs more than kMaxSlices slices, Ozaki-I (native DGEMM at
-//      once when none is left);
+//      or (variant AUTO) its rules refuse the fewest count met there, Ozaki-II drops out, where an entry
+//      needs more than kMaxSlices slices, Ozaki-I (native DGEMM at once when none is left);
 //   2. digits pass (the max-reduce with the exact digit counts): Ozaki-I's lower bound L; Ozaki-I
 //      drops out when AUTO would run native DGEMM at L (read back only when Ozaki-I is a candidate);
 //   3. magnitude digits (with Ozaki-II's norms), their INT8 product P, the bounds' reductions:
@@ -350,6 +350,19 @@ PlanStatus Fp64Decision::run() {
     if (all_past) {
       oz2_ = false;
       why2_ = "no moduli count up to " + std::to_string(kMaxModuli) + " meets the bound" + on_the_sample;
+    }
+    // The full pass's count is one the sample meets (its entries are among the full pass's, with the
+    // same rows' and columns' statistics), so at least the sample's fewest; AUTO's rules admit fewer
+    // moduli only, so a rule refusing that count refuses the full count too: Ozaki-II drops out before
+    // the full pass (8192-wide outputs at k < 8192 admit 16 moduli, and phi 1's sample already needs 17).
+    int fewest2 = 0;
+    for (int w = 0; oz2_ && w < numerics::kModuliWindow && !fewest2; ++w)
+      if (counts.oz2_ratio_max[w] <= target) fewest2 = numerics::kMinModuli + w;
+    if (fewest2 && cs_.variant == Variant::Auto && !ozaki2_faster(fewest2)) {
+      oz2_ = false;
+      why2_ = std::string(ozaki2_name()) + " slower than native here at " + std::to_string(fewest2) +
+              " moduli, the fewest the leading block already allows";
+      auto_dropped_ = true;
     }
     if (!oz1_ && !oz2_) return both_out();
     sampled = true;

@@ -294,6 +294,52 @@ TEST(CallPlanner, Fp64ModeGoesNativeBeforeReadingDataWhereNoSchemeCanWin) {
   EXPECT_EQ(data.calls, std::vector<std::string>{"capturing"});
 }
 
+// 8192^2 x 4096: AUTO admits Ozaki-II up to 16 moduli there (auto_rules.cpp). Where the sample already
+// needs 17 (phi 1 does), the full count can only be 17 or more: native DGEMM after the sample, before
+// any full pass; where it meets 16 the full pass decides; with a variant set AUTO's rule does not apply.
+TEST(CallPlanner, Fp64ModeGoesNativeAfterTheSampleWhereItsFewestCountIsPastAutosRule) {
+  const CallProblem pr = square(8192, 4096);
+  ASSERT_TRUE(ozgemm::auto_ozaki2(pr.shape, 16, DeviceDesc{}));
+  ASSERT_FALSE(ozgemm::auto_ozaki2(pr.shape, 17, DeviceDesc{}));
+  const double target = nm::target_constant(pr.shape.k);
+  ScriptedData needs17;
+  certify_at(&needs17.sample_counts, 17, target);
+  certify_at(&needs17.bound_counts, 17, target);
+  CallPlan p;
+  ASSERT_EQ(ozgemm::plan_call(ozaki2_fp64(), pr, DeviceDesc{}, &needs17, &p), PlanStatus::Ok);
+  EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
+  EXPECT_TRUE(p.report.fell_back);
+  EXPECT_NE(p.report.reason.find("at 17 moduli, the fewest the leading block already allows"), std::string::npos)
+      << p.report.reason;
+  EXPECT_NE(p.report.reason.find("AUTO rules"), std::string::npos) << p.report.reason;
+  EXPECT_EQ(needs17.calls, (std::vector<std::string>{"capturing", "reserve", "sample"}));
+
+  ScriptedData meets16;  // the sample meets 16, the full pass too: Ozaki-II at 16
+  certify_at(&meets16.sample_counts, 16, target);
+  certify_at(&meets16.bound_counts, 16, target);
+  ASSERT_EQ(ozgemm::plan_call(ozaki2_fp64(), pr, DeviceDesc{}, &meets16, &p), PlanStatus::Ok);
+  ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method));
+  EXPECT_EQ(std::get<ozgemm::Ozaki2Plan>(p.method).moduli, 16);
+  EXPECT_EQ(meets16.calls, (std::vector<std::string>{"capturing", "reserve", "sample", "digits", "bound", "reserve"}));
+
+  ScriptedData full17;  // the sample meets 16, an entry past it needs 17: native after the full pass
+  certify_at(&full17.sample_counts, 16, target);
+  certify_at(&full17.bound_counts, 17, target);
+  ASSERT_EQ(ozgemm::plan_call(ozaki2_fp64(), pr, DeviceDesc{}, &full17, &p), PlanStatus::Ok);
+  EXPECT_TRUE(std::holds_alternative<ozgemm::NativePlan>(p.method));
+  EXPECT_NE(p.report.reason.find("at 17 moduli slower than native here"), std::string::npos) << p.report.reason;
+  EXPECT_EQ(full17.calls, (std::vector<std::string>{"capturing", "reserve", "sample", "digits", "bound"}));
+
+  CallSettings variant_set = ozaki2_fp64();  // an explicit variant: the data decide, AUTO's rule does not
+  variant_set.variant = Variant::PartiallyFused;
+  ScriptedData explicit17;
+  certify_at(&explicit17.sample_counts, 17, target);
+  certify_at(&explicit17.bound_counts, 17, target);
+  ASSERT_EQ(ozgemm::plan_call(variant_set, pr, DeviceDesc{}, &explicit17, &p), PlanStatus::Ok);
+  ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method));
+  EXPECT_EQ(std::get<ozgemm::Ozaki2Plan>(p.method).moduli, 17);
+}
+
 TEST(CallPlanner, AFailedPassIsReportedAsDataFailed) {
   ScriptedData data;
   data.fail_bound = true;

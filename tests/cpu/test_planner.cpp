@@ -454,9 +454,9 @@ TEST(Planner, AutoVariantFollowsMeasurementsAndRoofline) {
 TEST(Planner, AutoOzaki2FollowsMeasurementsAndRoofline) {
   const GemmShape sq = tight_shape(Op::N, Op::N, 8192, 8192, 8192);
   // Hopper: the shapes measured to win with the fused products (auto_rules.cpp): min(m, n) >= 8192
-  // and 8192 <= k <= 16384 up to 18 moduli, min(m, n) >= 16384 and 8192 <= k <= 16384 up to 20, or
-  // min(m, n) >= 16384 and 4096 <= k < 8192 up to 18; not 4096^3, not 8192-wide outputs at k = 4096
-  // or past 16384, not without the Hopper kernels.
+  // and 8192 <= k <= 16384 up to 18 moduli, min(m, n) >= 16384 and 8192 <= k <= 16384 up to 20,
+  // min(m, n) >= 16384 and 4096 <= k < 8192 up to 18, or min(m, n) >= 8192 and 4096 <= k < 8192 up to
+  // 16; not 4096^3, not k < 4096 or past 16384 on 8192-wide outputs, not without the Hopper kernels.
   DeviceDesc hopper;
   for (int moduli : {2, 14, 16, 17, 18}) {
     EXPECT_TRUE(ozgemm::auto_ozaki2(sq, moduli, hopper)) << moduli;
@@ -467,7 +467,9 @@ TEST(Planner, AutoOzaki2FollowsMeasurementsAndRoofline) {
     EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 20000, 4096), moduli, hopper));
     for (int64_t n : {4096, 32768})
       EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, n, n, n), moduli, hopper)) << n;
-    EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 4096), moduli, hopper));
+    EXPECT_EQ(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 4096), moduli, hopper), moduli <= 16);
+    EXPECT_EQ(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 12288, 12288, 8191), moduli, hopper), moduli <= 16);
+    EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 4095), moduli, hopper));
     EXPECT_TRUE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 16384), moduli, hopper));
     EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 8192, 8192, 16385), moduli, hopper));
     EXPECT_FALSE(ozgemm::auto_ozaki2(tight_shape(Op::N, Op::N, 16384, 16384, 2048), moduli, hopper));
