@@ -260,7 +260,8 @@ __device__ uint32_t oz2_live_counts(const BoundArgs& a) {
   return ~*reinterpret_cast<volatile const uint32_t*>(&a.result->oz2_dead) & ((1u << nm::kModuliWindow) - 1u);
 }
 
-// 8 blocks an SM (64 registers; the shared memory allows 8 too): at 5 (96 registers, 20% achieved
+// 8 blocks an SM (64 registers; on Hopper the shared memory allows 8 too, 8 x 25.7 KB of 228 KB; on sm_80
+// it caps the blocks at 6 and the cap costs an 8-byte spill, unmeasured there): at 5 (96 registers, 20% achieved
 // occupancy) the pass waited on dependent FP64 latencies, 400 us at 8192^3; at 8, 281 us (16384^2 x 4096:
 // 1510 -> 1070 us; ncu, H100, bench/results/2026-11-26-h100-row-scaling-and-remeasure). Skipping the
 // exact reciprocal where an entry cannot raise the thread's maximum did not help at 5 blocks (404 us).

@@ -351,10 +351,13 @@ PlanStatus Fp64Decision::run() {
       oz2_ = false;
       why2_ = "no moduli count up to " + std::to_string(kMaxModuli) + " meets the bound" + on_the_sample;
     }
-    // The full pass's count is one the sample meets (its entries are among the full pass's, with the
-    // same rows' and columns' statistics), so at least the sample's fewest; AUTO's rules admit fewer
-    // moduli only, so a rule refusing that count refuses the full count too: Ozaki-II drops out before
-    // the full pass (8192-wide outputs at k < 8192 admit 16 moduli, and phi 1's sample already needs 17).
+    // The full pass's count is at least the sample's fewest: the counts the sample killed stay dead in
+    // the full pass (keep_dead below; launch_oz2_bound keeps oz2_dead), and they would fail there anyway
+    // (the sample's entries are among the full pass's, with the same rows' and columns' statistics).
+    // AUTO's rules admit fewer moduli only (auto_rules.cpp; the complex rule at the current constants
+    // admits every count up to kMaxModuli), so a rule refusing that count refuses the full count too:
+    // Ozaki-II drops out before the full pass (8192-wide outputs at k < 8192 admit 16 moduli, and phi 1's
+    // sample already needs 17).
     int fewest2 = 0;
     for (int w = 0; oz2_ && w < numerics::kModuliWindow && !fewest2; ++w)
       if (counts.oz2_ratio_max[w] <= target) fewest2 = numerics::kMinModuli + w;

@@ -338,6 +338,9 @@ TEST(CallPlanner, Fp64ModeGoesNativeAfterTheSampleWhereItsFewestCountIsPastAutos
   ASSERT_EQ(ozgemm::plan_call(variant_set, pr, DeviceDesc{}, &explicit17, &p), PlanStatus::Ok);
   ASSERT_TRUE(std::holds_alternative<ozgemm::Ozaki2Plan>(p.method));
   EXPECT_EQ(std::get<ozgemm::Ozaki2Plan>(p.method).moduli, 17);
+  EXPECT_EQ(explicit17.calls, (std::vector<std::string>{"capturing", "reserve", "sample", "digits", "bound", "reserve"}));
+  ASSERT_EQ(explicit17.bounds.size(), 2u);
+  EXPECT_TRUE(explicit17.bounds[1].keep_dead);
 }
 
 TEST(CallPlanner, AFailedPassIsReportedAsDataFailed) {
